@@ -1,0 +1,1 @@
+#include "barrage/agent/http_worker.h"

@@ -1,0 +1,1 @@
+#include "barrage/agent/local_agent_session.h"

@@ -1,0 +1,1 @@
+#include "barrage/agent/record_ring.h"

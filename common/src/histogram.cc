@@ -1,0 +1,1 @@
+#include "barrage/common/histogram.h"

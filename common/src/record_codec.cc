@@ -1,0 +1,1 @@
+#include "barrage/common/record_codec.h"

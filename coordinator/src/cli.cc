@@ -1,0 +1,1 @@
+#include "barrage/coordinator/cli.h"
