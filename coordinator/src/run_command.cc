@@ -1,1 +1,176 @@
 #include "barrage/coordinator/run_command.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "barrage/agent/local_agent_session.h"
+#include "barrage/coordinator/fidelity.h"
+#include "barrage/coordinator/progress.h"
+#include "barrage/coordinator/records_writer.h"
+#include "barrage/coordinator/report.h"
+#include "barrage/coordinator/run_merger.h"
+
+#ifndef BARRAGE_VERSION
+#define BARRAGE_VERSION "0.0.0"
+#endif
+
+namespace barrage::coordinator {
+namespace {
+
+using common::Nanos;
+
+// Workers need time to build their timelines and handles before the shared start instant.
+constexpr Nanos kStartDelay = 50 * common::kNanosPerMilli;
+constexpr Nanos kProgressInterval = common::kNanosPerSecond;
+
+// Every connection is a file descriptor; the soft limit (often 1024) is too low for load tests.
+void RaiseFileLimit() {
+  rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+// True when every request failed to connect: the target was unreachable.
+bool TargetUnreachable(const RunStats& stats) {
+  return stats.completed == 0 && stats.failed > 0 &&
+         stats.errors_by_class[static_cast<int>(common::ErrorClass::kConnect)] == stats.failed;
+}
+
+absl::Status WriteResult(const std::string& path, const nlohmann::json& result) {
+  std::ofstream file(path, std::ios::trunc);
+  file << result.dump(2) << '\n';
+  file.close();
+  if (!file) return absl::InternalError("--save-result: could not write " + path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  RaiseFileLimit();
+  std::unique_ptr<RecordsWriter> records;
+  if (!options.save_records.empty()) {
+    absl::StatusOr<std::unique_ptr<RecordsWriter>> opened = RecordsWriter::Open(options.save_records);
+    if (!opened.ok()) {
+      err << "barrage run: " << opened.status().message() << '\n';
+      return kExitUsage;
+    }
+    records = std::move(*opened);
+  }
+
+  // Ctrl-C and SIGTERM are taken synchronously by this thread (sigtimedwait): block them before
+  // any thread starts so that every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigset_t previous_mask;
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous_mask);
+
+  RunMerger merger(records.get());
+  common::AgentSessionPtr session = agent::MakeLocalAgentSession("local");
+  common::AgentShare share;
+  share.plan = options.plan;
+  share.concurrency = options.plan.load.concurrency;
+  share.requests = options.plan.load.requests;
+
+  const Nanos start_at = common::MonotonicNowNs() + kStartDelay;
+  const Nanos measure_at = start_at + options.plan.load.warmup;
+  RunReport report;
+  report.options = &options;
+  report.version = BARRAGE_VERSION;
+  report.wall_start = common::WallNowNs() + (measure_at - common::MonotonicNowNs());
+
+  if (absl::Status started = session->Start(share, start_at, &merger); !started.ok()) {
+    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+    err << "barrage run: could not start the agent: " << started.message() << '\n';
+    return kExitRunFailed;
+  }
+
+  std::atomic<bool> finished{false};
+  absl::Status session_status;
+  std::thread waiter([&] {
+    session_status = session->Wait();
+    finished.store(true, std::memory_order_release);
+  });
+
+  ProgressPrinter progress(err, isatty(STDERR_FILENO) != 0, options.plan.load.duration);
+  Nanos next_progress = measure_at + kProgressInterval;
+  int interrupts = 0;
+  while (!finished.load(std::memory_order_acquire)) {
+    timespec wait{0, 100'000'000};
+    const int signal = sigtimedwait(&stop_signals, nullptr, &wait);
+    if (signal == SIGINT || signal == SIGTERM) {
+      ++interrupts;
+      report.interrupted = true;
+      // The first Ctrl-C drains for the grace period; a second one cancels at once.
+      const Nanos grace = interrupts == 1 ? options.plan.load.grace : 0;
+      if (!options.quiet) {
+        err << (interrupts == 1 ? "\nstopping: in-flight requests have "
+                                : "\nstopping now: cancelling in-flight requests")
+            << (interrupts == 1 ? common::FormatDuration(grace) + " to finish\n" : "\n");
+      }
+      session->Stop(grace);
+    }
+    const Nanos now = common::MonotonicNowNs();
+    if (!options.quiet && now >= next_progress) {
+      uint64_t in_flight = 0;
+      for (const auto& [name, agent] : merger.Agents()) {
+        in_flight += agent.last_heartbeat.in_flight();
+      }
+      progress.Update(now - measure_at, merger.Snapshot(), in_flight);
+      next_progress += kProgressInterval;
+    }
+  }
+  waiter.join();
+  progress.Finish();
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+
+  report.stats = merger.Snapshot();
+  const std::map<std::string, AgentProgress> agents = merger.Agents();
+  report.fidelity = AssessFidelity(agents, options.plan.load);
+  report.problems = merger.Reconcile();
+  if (!session_status.ok()) report.problems.push_back(std::string(session_status.message()));
+  if (records != nullptr) {
+    if (absl::Status closed = records->Close(); !closed.ok()) {
+      report.problems.push_back(std::string(closed.message()));
+    }
+  }
+
+  out << FormatSummary(report) << std::flush;
+  const nlohmann::json result = BuildResultJson(report);
+  int exit_code = kExitOk;
+  if (!options.save_result.empty()) {
+    if (absl::Status written = WriteResult(options.save_result, result); !written.ok()) {
+      err << "barrage run: " << written.message() << '\n';
+      exit_code = kExitRunFailed;
+    }
+  }
+
+  if (!session_status.ok()) {
+    err << "barrage run: the run failed: " << session_status.message() << '\n';
+    return kExitRunFailed;
+  }
+  if (TargetUnreachable(report.stats)) {
+    err << "barrage run: the target was unreachable for every request (" << report.stats.failed
+        << " connect errors): check --url, and that the server listens on that address and port\n";
+    return kExitRunFailed;
+  }
+  for (const ThresholdOutcome& outcome : EvaluateThresholds(options.thresholds, result)) {
+    if (!outcome.passed) {
+      err << "barrage run: threshold crossed: " << outcome.threshold->text << " (actual "
+          << outcome.actual << ")\n";
+      exit_code = exit_code == kExitOk ? kExitThresholdCrossed : exit_code;
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace barrage::coordinator

@@ -81,9 +81,9 @@ class HttpWorker {
 
  private:
   class Impl;
-  std::unique_ptr<Impl> impl_;
   WorkerCounters counters_;
   WorkerTotals totals_;
+  std::unique_ptr<Impl> impl_;  // last: it points at the two above
 };
 
 }  // namespace barrage::agent
