@@ -1,1 +1,140 @@
+#include "nginx_fixture.h"
 
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+namespace barrage::testing {
+namespace {
+
+constexpr char kNginxBinary[] = "/usr/sbin/nginx";
+constexpr int kStartAttempts = 5;
+constexpr std::chrono::milliseconds kStartTimeout{5000};
+constexpr std::chrono::milliseconds kConnectPollInterval{10};
+constexpr std::chrono::milliseconds kStopTimeout{2000};
+
+}  // namespace
+
+NginxServer::NginxServer() : NginxServer(Options{}) {}
+
+NginxServer::NginxServer(Options options) : options_(options) {}
+
+NginxServer::~NginxServer() { Stop(); }
+
+std::string NginxServer::url() const {
+  return "http://127.0.0.1:" + std::to_string(port_) + "/";
+}
+
+absl::Status NginxServer::WriteConfig(int port) const {
+  const std::string& d = dir_.path();
+  std::ofstream conf(dir_.File("nginx.conf"), std::ios::trunc);
+  conf << "daemon off;\n"
+       << "master_process on;\n"
+       << "worker_processes 1;\n"
+       << "pid " << d << "/nginx.pid;\n"
+       << "error_log " << d << "/error.log warn;\n"
+       << "events {\n"
+       << "  worker_connections 1024;\n"
+       << "}\n"
+       << "http {\n"
+       << "  client_body_temp_path " << d << "/client_body;\n"
+       << "  proxy_temp_path " << d << "/proxy;\n"
+       << "  fastcgi_temp_path " << d << "/fastcgi;\n"
+       << "  uwsgi_temp_path " << d << "/uwsgi;\n"
+       << "  scgi_temp_path " << d << "/scgi;\n";
+  if (options_.access_log) {
+    conf << "  access_log " << d << "/access.log;\n";
+  } else {
+    conf << "  access_log off;\n";
+  }
+  conf << "  keepalive_requests 1000000;\n"
+       << "  keepalive_timeout 60s;\n"
+       << "  default_type text/plain;\n"
+       << "  server {\n"
+       << "    listen 127.0.0.1:" << port << ";\n"
+       << "    location / {\n"
+       << "      return 200 \"ok\\n\";\n"
+       << "    }\n"
+       << "  }\n"
+       << "}\n";
+  conf.close();
+  if (!conf) {
+    return absl::InternalError("cannot write " + dir_.File("nginx.conf"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NginxServer::Start() {
+  if (process_ != nullptr) {
+    return absl::FailedPreconditionError("NginxServer::Start called twice");
+  }
+  std::string last_error;
+  for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
+    int port = FreeLoopbackPort();
+    if (port <= 0) {
+      return absl::InternalError("cannot find a free loopback port");
+    }
+    if (absl::Status written = WriteConfig(port); !written.ok()) {
+      return written;
+    }
+    auto process = std::make_unique<ChildProcess>();
+    // -e: nginx opens its error log before reading the config; keep that inside the temp dir too.
+    absl::Status started = process->Start({kNginxBinary, "-p", dir_.path() + "/", "-c",
+                                           dir_.File("nginx.conf"), "-e",
+                                           dir_.File("error.log")});
+    if (!started.ok()) {
+      return started;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+    bool exited = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (PortAccepts(port)) {
+        process_ = std::move(process);
+        port_ = port;
+        return absl::OkStatus();
+      }
+      if (process->Exited()) {
+        exited = true;
+        break;
+      }
+      std::this_thread::sleep_for(kConnectPollInterval);
+    }
+    ProcessResult result = process->Wait(std::chrono::milliseconds(0));
+    std::ifstream log(dir_.File("error.log"));
+    std::string log_text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    last_error = (exited ? "nginx exited with code " + std::to_string(result.exit_code)
+                         : std::string("nginx did not accept connections within 5 s")) +
+                 " on port " + std::to_string(port) + "; stderr: " + result.err +
+                 "; error.log: " + log_text;
+    // Another process may have taken the port between FreeLoopbackPort() and nginx's bind.
+  }
+  return absl::UnavailableError(last_error);
+}
+
+void NginxServer::Stop() {
+  if (process_ == nullptr) {
+    return;
+  }
+  process_->Signal(SIGQUIT);
+  process_->Wait(kStopTimeout);
+  process_.reset();
+}
+
+uint64_t NginxServer::RequestCount() const {
+  if (!options_.access_log) {
+    return 0;
+  }
+  std::ifstream log(dir_.File("access.log"));
+  uint64_t lines = 0;
+  std::string line;
+  while (std::getline(log, line)) {
+    ++lines;
+  }
+  return lines;
+}
+
+}  // namespace barrage::testing

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "process.h"
+
+namespace barrage::testing {
+
+// A private nginx (/usr/sbin/nginx) on 127.0.0.1 that answers every request with 200 "ok\n".
+// Everything it writes (config, pid, error log, temp paths, optional access log) lives in its own
+// temp dir. Life cycle: Start() once; Stop() or the destructor ends it (SIGQUIT, then SIGKILL
+// after 2 s).
+class NginxServer {
+ public:
+  struct Options {
+    // Log every request to access.log in the temp dir, so RequestCount() can count them.
+    bool access_log = false;
+  };
+
+  NginxServer();
+  explicit NginxServer(Options options);
+  ~NginxServer();
+  NginxServer(const NginxServer&) = delete;
+  NginxServer& operator=(const NginxServer&) = delete;
+
+  // Writes the config, starts nginx on a free loopback port and waits (up to 5 s per attempt)
+  // until the port accepts connections; tries another port if nginx could not bind.
+  // @return the error log and reason when nginx did not come up.
+  absl::Status Start();
+
+  // Graceful stop (SIGQUIT), SIGKILL to the group if it takes longer than 2 s. Idempotent.
+  void Stop();
+
+  int port() const { return port_; }
+  // "http://127.0.0.1:<port>/"
+  std::string url() const;
+  const std::string& dir() const { return dir_.path(); }
+
+  // Lines in the access log (requests nginx has finished). 0 unless Options::access_log.
+  uint64_t RequestCount() const;
+
+ private:
+  absl::Status WriteConfig(int port) const;
+
+  Options options_;
+  TempDir dir_;
+  std::unique_ptr<ChildProcess> process_;
+  int port_ = -1;
+};
+
+}  // namespace barrage::testing
