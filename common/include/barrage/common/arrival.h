@@ -39,8 +39,9 @@ using ArrivalProcessPtr = std::unique_ptr<ArrivalProcess>;
 ArrivalProcessPtr MakeArrivalProcess(ArrivalKind kind, double rate, double burstiness,
                                      uint64_t seed);
 
-// Keeps the arrivals i of `base` with i % slice_count == slice_index: one worker's (or agent's)
-// share of the global timeline. The union of all slices is the base timeline.
+// Keeps every slice_count-th arrival of `base`, starting with its slice_index-th (counted by
+// position in base's sequence; arrivals keep their global index): one agent's share of the
+// global timeline, or one worker's share of an agent's. The union of all slices is `base`.
 ArrivalProcessPtr MakeSlicedArrivals(ArrivalProcessPtr base, uint32_t slice_index,
                                      uint32_t slice_count);
 
