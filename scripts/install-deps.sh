@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
-  libcurl4-openssl-dev libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libcli11-dev
+  libcurl4-openssl-dev libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nginx-light wrk
   util-linux  # taskset, for the side-by-side benchmark

@@ -1,1 +1,262 @@
 #include "barrage/coordinator/report.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <string_view>
+
+namespace barrage::coordinator {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kSummaryWidth = 50;
+constexpr LatencyMetric kSummaryMetrics[] = {
+    LatencyMetric::kE2el, LatencyMetric::kTtfb, LatencyMetric::kClientQueueTime,
+    LatencyMetric::kE2elIncludingClientQueue};
+
+// Headers whose values are secrets: never echoed into results.
+constexpr std::string_view kSecretHeaders[] = {"authorization", "proxy-authorization",
+                                               "x-api-key", "api-key", "cookie"};
+
+double NanosToMs(double nanos) { return nanos / 1e6; }
+double NanosToSeconds(common::Nanos nanos) {
+  return static_cast<double>(nanos) / common::kNanosPerSecond;
+}
+
+std::string Lowercase(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+// "Name: value" with the value replaced when the header carries a secret.
+std::string RedactHeader(const std::string& header) {
+  const size_t colon = header.find(':');
+  const std::string name = header.substr(0, colon);
+  std::string trimmed = Lowercase(name);
+  trimmed.erase(trimmed.find_last_not_of(' ') + 1);
+  for (std::string_view secret : kSecretHeaders) {
+    if (trimmed == secret) {
+      return name + ": <redacted>";
+    }
+  }
+  return header;
+}
+
+std::string DateString(common::Nanos wall_ns) {
+  const time_t seconds = static_cast<time_t>(wall_ns / common::kNanosPerSecond);
+  tm local{};
+  localtime_r(&seconds, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+  return text;
+}
+
+double AchievedRate(const RunStats& stats) {
+  const common::Nanos duration = stats.duration();
+  return duration > 0 ? static_cast<double>(stats.total()) / NanosToSeconds(duration) : 0;
+}
+
+double RequestThroughput(const RunStats& stats) {
+  const common::Nanos duration = stats.duration();
+  return duration > 0 ? static_cast<double>(stats.completed) / NanosToSeconds(duration) : 0;
+}
+
+double ErrorRate(const RunStats& stats) {
+  return stats.total() > 0 ? static_cast<double>(stats.failed) / stats.total() : 0;
+}
+
+std::string Centered(std::string_view text, char fill) {
+  const int padding = std::max(0, kSummaryWidth - static_cast<int>(text.size()));
+  const int left = padding / 2;
+  return std::string(left, fill) + std::string(text) + std::string(padding - left, fill);
+}
+
+// One summary row as vLLM prints it: "{:<40} {:<10}".
+void Row(std::string& out, std::string_view label, std::string_view value) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-40.*s %-10.*s", static_cast<int>(label.size()),
+                label.data(), static_cast<int>(value.size()), value.data());
+  std::string_view text(line);
+  text = text.substr(0, text.find_last_not_of(' ') + 1);
+  out.append(text).append("\n");
+}
+
+std::string Fixed2(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+Json ConfigEcho(const RunOptions& options) {
+  const common::TestPlan& plan = options.plan;
+  const common::LoadSpec& load = plan.load;
+  Json headers = Json::array();
+  for (const std::string& header : plan.request.headers) {
+    headers.push_back(RedactHeader(header));
+  }
+  Json config = {
+      {"url", plan.request.url},
+      {"method", plan.request.method},
+      {"headers", headers},
+      {"body_bytes", plan.request.body.size()},
+      {"rate", load.rate ? Json(*load.rate) : Json("inf")},
+      {"arrival", std::string(common::ArrivalKindName(load.arrival))},
+      {"burstiness", load.burstiness},
+      {"concurrency", load.concurrency},
+      {"duration_s", NanosToSeconds(load.duration)},
+      {"requests", load.requests},
+      {"warmup_s", NanosToSeconds(load.warmup)},
+      {"timeout_s", NanosToSeconds(load.timeout)},
+      {"grace_s", NanosToSeconds(load.grace)},
+      {"seed", load.seed},
+      {"threads", load.threads},
+      {"percentiles", options.percentiles},
+      {"argv", options.argv},
+  };
+  return config;
+}
+
+}  // namespace
+
+std::string PercentileWord(double percentile) {
+  char text[32];
+  const auto result = std::to_chars(text, text + sizeof text, percentile);
+  return std::string(text, result.ptr);
+}
+
+Json BuildResultJson(const RunReport& report) {
+  const RunOptions& options = *report.options;
+  const common::LoadSpec& load = options.plan.load;
+  const RunStats& stats = report.stats;
+  const ClientFidelity& fidelity = report.fidelity;
+
+  Json result;
+  result["date"] = DateString(report.wall_start);
+  result["version"] = report.version;
+  result["backend"] = "http";
+  result["url"] = options.plan.request.url;
+  result["duration"] = NanosToSeconds(stats.duration());
+  result["completed"] = stats.completed;
+  result["failed"] = stats.failed;
+  result["total_requests"] = stats.total();
+  result["num_prompts"] = stats.total();
+  result["request_throughput"] = RequestThroughput(stats);
+  result["request_rate"] = load.rate ? Json(*load.rate) : Json("inf");
+  result["burstiness"] = load.burstiness;
+  result["max_concurrency"] = load.concurrency > 0 ? Json(load.concurrency) : Json(nullptr);
+  result["total_bytes_in"] = stats.bytes_in;
+  result["total_bytes_out"] = stats.bytes_out;
+
+  for (int i = 0; i < kLatencyMetricCount; ++i) {
+    const auto metric = static_cast<LatencyMetric>(i);
+    const std::string key(LatencyMetricKey(metric));
+    const common::LatencyHistogram& histogram = stats.histogram(metric);
+    result["mean_" + key + "_ms"] = NanosToMs(histogram.Mean());
+    result["median_" + key + "_ms"] = NanosToMs(histogram.ValueAtPercentile(50));
+    result["std_" + key + "_ms"] = NanosToMs(histogram.Stddev());
+    for (double percentile : options.percentiles) {
+      result["p" + PercentileWord(percentile) + "_" + key + "_ms"] =
+          NanosToMs(histogram.ValueAtPercentile(percentile));
+    }
+  }
+
+  result["error_rate"] = ErrorRate(stats);
+  Json errors = Json::object();
+  for (int i = 1; i < common::kErrorClassCount; ++i) {
+    const auto error = static_cast<common::ErrorClass>(i);
+    errors[std::string(common::ErrorClassName(error))] = stats.errors_by_class[i];
+  }
+  result["errors_by_class"] = errors;
+  Json statuses = Json::object();
+  for (const auto& [status, count] : stats.status_counts) {
+    statuses[std::to_string(status)] = count;
+  }
+  result["status_counts"] = statuses;
+  result["achieved_rate"] = AchievedRate(stats);
+  result["target_rate"] = load.rate ? Json(*load.rate) : Json(nullptr);
+  result["arrival"] = std::string(common::ArrivalKindName(load.arrival));
+  result["client_limited"] = fidelity.client_limited;
+  result["client_limited_reason"] = fidelity.reason;
+  result["schedule_lag_p50_ms"] = fidelity.schedule_lag_p50_ms;
+  result["schedule_lag_p99_ms"] = fidelity.schedule_lag_p99_ms;
+  result["dropped_arrivals"] = fidelity.dropped_arrivals;
+  result["engine_limited_arrivals"] = fidelity.engine_limited_arrivals;
+  result["agent_cpu"] = fidelity.agent_cpu;
+
+  Json completed = Json::array();
+  Json failed = Json::array();
+  Json in_flight = Json::array();
+  for (const SecondSample& second : stats.per_second) {
+    completed.push_back(second.completed);
+    failed.push_back(second.failed);
+    in_flight.push_back(second.in_flight);
+  }
+  result["per_second"] = {{"completed", completed}, {"failed", failed}, {"in_flight", in_flight}};
+  result["percentiles"] = options.percentiles;
+  result["interrupted"] = report.interrupted;
+  result["problems"] = report.problems;
+  result["config"] = ConfigEcho(options);
+  return result;
+}
+
+std::string FormatSummary(const RunReport& report) {
+  const RunOptions& options = *report.options;
+  const common::LoadSpec& load = options.plan.load;
+  const RunStats& stats = report.stats;
+  std::string out;
+  out.append(Centered(" Serving Benchmark Result ", '=')).append("\n");
+  Row(out, "Successful requests:", std::to_string(stats.completed));
+  Row(out, "Failed requests:", std::to_string(stats.failed));
+  if (load.concurrency > 0) {
+    Row(out, "Maximum request concurrency:", std::to_string(load.concurrency));
+  }
+  Row(out, "Request rate configured (RPS):", load.rate ? Fixed2(*load.rate) : "inf");
+  Row(out, "Achieved request rate (RPS):", Fixed2(AchievedRate(stats)));
+  Row(out, "Benchmark duration (s):", Fixed2(NanosToSeconds(stats.duration())));
+  Row(out, "Request throughput (req/s):", Fixed2(RequestThroughput(stats)));
+  for (LatencyMetric metric : kSummaryMetrics) {
+    const common::LatencyHistogram& histogram = stats.histogram(metric);
+    const std::string label(LatencyMetricLabel(metric));
+    out.append(Centered(LatencyMetricTitle(metric), '-')).append("\n");
+    Row(out, "Mean " + label + " (ms):", Fixed2(NanosToMs(histogram.Mean())));
+    Row(out, "Median " + label + " (ms):", Fixed2(NanosToMs(histogram.ValueAtPercentile(50))));
+    for (double percentile : options.percentiles) {
+      Row(out, "P" + PercentileWord(percentile) + " " + label + " (ms):",
+          Fixed2(NanosToMs(histogram.ValueAtPercentile(percentile))));
+    }
+  }
+  if (stats.failed > 0) {
+    out.append(Centered("Errors by Class", '-')).append("\n");
+    for (int i = 1; i < common::kErrorClassCount; ++i) {
+      if (stats.errors_by_class[i] > 0) {
+        Row(out, std::string(common::ErrorClassName(static_cast<common::ErrorClass>(i))) + ":",
+            std::to_string(stats.errors_by_class[i]));
+      }
+    }
+  }
+  const ClientFidelity& fidelity = report.fidelity;
+  out.append(Centered("Client Fidelity", '-')).append("\n");
+  Row(out, "Client kept the schedule:", fidelity.client_limited ? "no" : "yes");
+  if (fidelity.client_limited) {
+    out.append("client_limited: ").append(fidelity.reason).append("\n");
+  }
+  Row(out, "Schedule lag P99 (ms):", Fixed2(fidelity.schedule_lag_p99_ms));
+  Row(out, "Dropped arrivals:", std::to_string(fidelity.dropped_arrivals));
+  Row(out, "Agent CPU (share of a core):", Fixed2(fidelity.agent_cpu));
+  if (report.interrupted) {
+    out.append("Interrupted (Ctrl-C): partial results.\n");
+  }
+  for (const std::string& problem : report.problems) {
+    out.append("problem: ").append(problem).append("\n");
+  }
+  out.append(std::string(kSummaryWidth, '=')).append("\n");
+  return out;
+}
+
+}  // namespace barrage::coordinator

@@ -25,7 +25,7 @@ namespace {
 using common::Nanos;
 
 // Workers need time to build their timelines and handles before the shared start instant.
-constexpr Nanos kStartDelay = 50 * common::kNanosPerMilli;
+constexpr Nanos kStartDelay = 100 * common::kNanosPerMilli;
 constexpr Nanos kProgressInterval = common::kNanosPerSecond;
 
 // Every connection is a file descriptor; the soft limit (often 1024) is too low for load tests.

@@ -31,6 +31,9 @@ struct RunReport {
   std::string version;
 };
 
+// A percentile as vLLM spells it in result keys: 50 -> "50", 99.9 -> "99.9".
+std::string PercentileWord(double percentile);
+
 // The --save-result document: vLLM's keys (completed, failed, duration, request_throughput,
 // mean_/median_/std_/pNN_<metric>_ms ...) plus ours (errors_by_class, achieved_rate,
 // target_rate, client_limited, per_second, version, config ...). docs/results.md lists them.
