@@ -282,6 +282,10 @@ Slot* HttpWorker::Impl::CreateSlot() {
   curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+  // Straight to the target, as wrk does: a proxy picked up from http_proxy would measure the
+  // proxy, and curl would read those variables on every request.
+  curl_easy_setopt(easy, CURLOPT_PROXY, "");
+  curl_easy_setopt(easy, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
                    static_cast<long>(std::max<Nanos>(1, load_.timeout / common::kNanosPerMilli)));

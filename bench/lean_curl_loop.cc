@@ -1,0 +1,168 @@
+// The reference ceiling for barrage's engine: the leanest libcurl client we know how to write.
+// One thread, curl_multi_socket_action on epoll, N easy handles reused forever, keep-alive,
+// NOSIGNAL, TCP_NODELAY, response bodies discarded, nothing recorded. barrage records every
+// request on top of the same library, so its rate over this one's is the engine's overhead.
+//
+// Usage: lean_curl_loop --url http://127.0.0.1:PORT/ [--connections 64] [--duration 8]
+// Prints: requests=N seconds=S rate=R
+
+#include <curl/curl.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Loop {
+  CURLM* multi = nullptr;
+  int epoll_fd = -1;
+  int timer_fd = -1;
+  bool timer_armed = false;
+  bool timeout_due = false;
+};
+
+double NowSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+int OnSocket(CURL*, curl_socket_t fd, int what, void* user, void* socket_data) {
+  auto* loop = static_cast<Loop*>(user);
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(loop->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+    return 0;
+  }
+  epoll_event event{};
+  event.data.fd = fd;
+  if (what & CURL_POLL_IN) event.events |= EPOLLIN;
+  if (what & CURL_POLL_OUT) event.events |= EPOLLOUT;
+  if (socket_data == nullptr) {
+    epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, fd, &event);
+    curl_multi_assign(loop->multi, fd, loop);
+  } else {
+    epoll_ctl(loop->epoll_fd, EPOLL_CTL_MOD, fd, &event);
+  }
+  return 0;
+}
+
+int OnTimer(CURLM*, long timeout_ms, void* user) {
+  auto* loop = static_cast<Loop*>(user);
+  if (timeout_ms == 0) {
+    loop->timeout_due = true;  // handled by the loop: no syscall
+    return 0;
+  }
+  if (timeout_ms < 0 && !loop->timer_armed) return 0;
+  itimerspec spec{};
+  if (timeout_ms > 0) {
+    spec.it_value.tv_sec = timeout_ms / 1000;
+    spec.it_value.tv_nsec = (timeout_ms % 1000) * 1000000;
+  }
+  loop->timer_armed = timeout_ms > 0;
+  timerfd_settime(loop->timer_fd, 0, &spec, nullptr);
+  return 0;
+}
+
+size_t Discard(char*, size_t size, size_t count, void*) { return size * count; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string url;
+  int connections = 64;
+  double duration = 8;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--url") == 0) {
+      url = argv[i + 1];
+    } else if (std::strcmp(argv[i], "--connections") == 0) {
+      connections = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--duration") == 0) {
+      duration = std::atof(argv[i + 1]);
+    }
+  }
+  if (url.rfind("http://127.", 0) != 0 || connections < 1 || duration <= 0 || duration > 600) {
+    std::fprintf(stderr,
+                 "usage: lean_curl_loop --url http://127.x.x.x:PORT/ [--connections N] "
+                 "[--duration SECONDS (<= 600)]\n");
+    return 1;
+  }
+
+  curl_global_init(CURL_GLOBAL_ALL);
+  Loop loop;
+  loop.multi = curl_multi_init();
+  loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  loop.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  epoll_event timer_event{};
+  timer_event.events = EPOLLIN;
+  timer_event.data.fd = loop.timer_fd;
+  epoll_ctl(loop.epoll_fd, EPOLL_CTL_ADD, loop.timer_fd, &timer_event);
+  curl_multi_setopt(loop.multi, CURLMOPT_SOCKETFUNCTION, OnSocket);
+  curl_multi_setopt(loop.multi, CURLMOPT_SOCKETDATA, &loop);
+  curl_multi_setopt(loop.multi, CURLMOPT_TIMERFUNCTION, OnTimer);
+  curl_multi_setopt(loop.multi, CURLMOPT_TIMERDATA, &loop);
+
+  std::vector<CURL*> handles;
+  for (int i = 0; i < connections; ++i) {
+    CURL* easy = curl_easy_init();
+    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, Discard);
+    curl_multi_add_handle(loop.multi, easy);
+    handles.push_back(easy);
+  }
+
+  const double start = NowSeconds();
+  const double end = start + duration;
+  unsigned long long requests = 0;
+  int running = 0;
+  epoll_event events[64];
+  while (NowSeconds() < end) {
+    if (loop.timeout_due) {
+      loop.timeout_due = false;
+      curl_multi_socket_action(loop.multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+    const int ready = epoll_wait(loop.epoll_fd, events, 64, 100);
+    for (int i = 0; i < ready; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == loop.timer_fd) {
+        uint64_t expirations;
+        [[maybe_unused]] ssize_t n = read(fd, &expirations, sizeof expirations);
+        loop.timer_armed = false;
+        curl_multi_socket_action(loop.multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        continue;
+      }
+      int action = 0;
+      if (events[i].events & EPOLLIN) action |= CURL_CSELECT_IN;
+      if (events[i].events & EPOLLOUT) action |= CURL_CSELECT_OUT;
+      if (events[i].events & (EPOLLERR | EPOLLHUP)) action |= CURL_CSELECT_ERR;
+      curl_multi_socket_action(loop.multi, fd, action, &running);
+    }
+    int pending = 0;
+    while (CURLMsg* message = curl_multi_info_read(loop.multi, &pending)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      ++requests;
+      CURL* easy = message->easy_handle;
+      curl_multi_remove_handle(loop.multi, easy);
+      curl_multi_add_handle(loop.multi, easy);  // the same handle, the same connection
+    }
+  }
+  const double seconds = NowSeconds() - start;
+  std::printf("requests=%llu seconds=%.3f rate=%.0f\n", requests, seconds,
+              static_cast<double>(requests) / seconds);
+  for (CURL* easy : handles) {
+    curl_multi_remove_handle(loop.multi, easy);
+    curl_easy_cleanup(easy);
+  }
+  curl_multi_cleanup(loop.multi);
+  curl_global_cleanup();
+  return requests > 0 ? 0 : 2;
+}
