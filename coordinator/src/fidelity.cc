@@ -43,7 +43,7 @@ ClientFidelity AssessFidelity(const std::map<std::string, AgentProgress>& agents
   fidelity.agent_cpu = wall_ns > 0 ? static_cast<double>(cpu_ns) / wall_ns : 0;
 
   if (load.open_loop() && fidelity.schedule_lag_p99_ms > kMaxScheduleLagP99Ms) {
-    AddReason(fidelity, Format("schedule lag p99 %.2f ms: the client sent late", 
+    AddReason(fidelity, Format("schedule lag p99 %.2f ms: the client sent late",
                                fidelity.schedule_lag_p99_ms));
   }
   if (fidelity.engine_limited_arrivals > 0) {
