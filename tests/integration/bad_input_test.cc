@@ -16,6 +16,9 @@ struct BadInput {
   std::string flag;              // the flag the message must name
 };
 
+// Names the case in test output instead of dumping its bytes.
+void PrintTo(const BadInput& input, std::ostream* out) { *out << input.name; }
+
 class BadInputTest : public ::testing::TestWithParam<BadInput> {
  protected:
   static void SetUpTestSuite() {
