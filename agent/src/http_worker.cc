@@ -122,7 +122,7 @@ struct Slot {
   bool active = false;
   bool measured = false;
   uint64_t arrival_index = 0;
-  Nanos scheduled = 0;   // absolute monotonic
+  Nanos scheduled = 0;  // absolute monotonic
   Nanos start = 0;
   Nanos first_byte = 0;  // 0 until the first response byte
   uint64_t bytes_in = 0;

@@ -43,7 +43,8 @@ class LocalAgentSession : public common::AgentSession {
 
   absl::Status Start(const common::AgentShare& share, Nanos start_at,
                      common::AgentMessageSink* sink) override {
-    if (collector_.joinable()) return absl::FailedPreconditionError("the agent already runs a test");
+    if (collector_.joinable())
+      return absl::FailedPreconditionError("the agent already runs a test");
     if (absl::Status status = common::ValidatePlan(share.plan); !status.ok()) return status;
     share_ = share;
     sink_ = sink;

@@ -26,8 +26,8 @@ class ConstantArrivals : public ArrivalProcess {
  public:
   explicit ConstantArrivals(double rate) : period_seconds_(1.0 / rate) {}
   Arrival Next() override {
-    const Arrival arrival{next_index_, SecondsToNanos(static_cast<double>(next_index_) *
-                                                      period_seconds_)};
+    const Arrival arrival{next_index_,
+                          SecondsToNanos(static_cast<double>(next_index_) * period_seconds_)};
     ++next_index_;
     return arrival;
   }

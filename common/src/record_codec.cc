@@ -44,12 +44,13 @@ void EncodeRecordBatch(std::span<const RequestRecord> records, v1::RecordBatch* 
 
 absl::Status DecodeRecordBatch(const v1::RecordBatch& batch, std::vector<RequestRecord>* out) {
   const int n = batch.scheduled_delta_ns_size();
-  const int lengths[] = {
-      batch.queue_ns_size(),   batch.ttfb_ns_size(),    batch.duration_ns_size(),
-      batch.status_size(),     batch.error_size(),      batch.bytes_in_size(),
-      batch.bytes_out_size(),  batch.dns_ns_size(),     batch.connect_ns_size(),
-      batch.tls_ns_size(),     batch.send_ns_size(),    batch.wait_ns_size(),
-      batch.receive_ns_size(), batch.arrival_index_delta_size()};
+  const int lengths[] = {batch.queue_ns_size(),    batch.ttfb_ns_size(),
+                         batch.duration_ns_size(), batch.status_size(),
+                         batch.error_size(),       batch.bytes_in_size(),
+                         batch.bytes_out_size(),   batch.dns_ns_size(),
+                         batch.connect_ns_size(),  batch.tls_ns_size(),
+                         batch.send_ns_size(),     batch.wait_ns_size(),
+                         batch.receive_ns_size(),  batch.arrival_index_delta_size()};
   for (int length : lengths) {
     if (length != n) {
       return absl::InvalidArgumentError("record batch columns differ in length");
@@ -59,9 +60,9 @@ absl::Status DecodeRecordBatch(const v1::RecordBatch& batch, std::vector<Request
   Nanos scheduled = 0;
   uint64_t arrival_index = 0;
   for (int i = 0; i < n; ++i) {
-    const uint64_t durations[] = {batch.queue_ns(i),   batch.ttfb_ns(i),    batch.duration_ns(i),
-                                  batch.dns_ns(i),     batch.connect_ns(i), batch.tls_ns(i),
-                                  batch.send_ns(i),    batch.wait_ns(i),    batch.receive_ns(i)};
+    const uint64_t durations[] = {batch.queue_ns(i), batch.ttfb_ns(i),    batch.duration_ns(i),
+                                  batch.dns_ns(i),   batch.connect_ns(i), batch.tls_ns(i),
+                                  batch.send_ns(i),  batch.wait_ns(i),    batch.receive_ns(i)};
     for (uint64_t duration : durations) {
       if (!FitsNanos(duration)) {
         return absl::InvalidArgumentError("record batch holds an out-of-range duration");
@@ -80,8 +81,8 @@ absl::Status DecodeRecordBatch(const v1::RecordBatch& batch, std::vector<Request
     record.arrival_index = arrival_index;
     record.scheduled = scheduled;
     record.start = scheduled + static_cast<Nanos>(batch.queue_ns(i));
-    record.ttfb = batch.ttfb_ns(i) > 0 ? record.start + static_cast<Nanos>(batch.ttfb_ns(i)) - 1
-                                       : 0;
+    record.ttfb =
+        batch.ttfb_ns(i) > 0 ? record.start + static_cast<Nanos>(batch.ttfb_ns(i)) - 1 : 0;
     record.end = record.start + static_cast<Nanos>(batch.duration_ns(i));
     record.status = static_cast<uint16_t>(batch.status(i));
     record.error = static_cast<ErrorClass>(error);

@@ -7,10 +7,12 @@ namespace barrage::common {
 absl::Status ValidatePlan(const TestPlan& plan) {
   const LoadSpec& load = plan.load;
   if (plan.request.url.empty()) {
-    return absl::InvalidArgumentError("--url: missing; give the target, e.g. http://127.0.0.1:8080/");
+    return absl::InvalidArgumentError(
+        "--url: missing; give the target, e.g. http://127.0.0.1:8080/");
   }
   if (load.rate.has_value() && (!std::isfinite(*load.rate) || *load.rate <= 0)) {
-    return absl::InvalidArgumentError("--rate: must be a positive number of requests per second, or inf");
+    return absl::InvalidArgumentError(
+        "--rate: must be a positive number of requests per second, or inf");
   }
   if (!load.rate.has_value() && load.concurrency == 0) {
     return absl::InvalidArgumentError(
@@ -19,7 +21,8 @@ absl::Status ValidatePlan(const TestPlan& plan) {
   if (load.duration <= 0 && load.requests == 0) {
     return absl::InvalidArgumentError("--duration: give a duration or --requests N, or both");
   }
-  if (load.arrival == ArrivalKind::kGamma && !(load.burstiness > 0 && std::isfinite(load.burstiness))) {
+  if (load.arrival == ArrivalKind::kGamma &&
+      !(load.burstiness > 0 && std::isfinite(load.burstiness))) {
     return absl::InvalidArgumentError("--burstiness: must be a positive number (1.0 is Poisson)");
   }
   if (load.timeout <= 0) {

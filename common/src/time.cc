@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 
-
 namespace barrage::common {
 namespace {
 

@@ -8,8 +8,8 @@ namespace barrage::common {
 namespace {
 
 absl::Status Malformed(std::string_view text, std::string_view why) {
-  return absl::InvalidArgumentError("'" + std::string(text) + "' is not a valid URL: " +
-                                    std::string(why));
+  return absl::InvalidArgumentError("'" + std::string(text) +
+                                    "' is not a valid URL: " + std::string(why));
 }
 
 bool IsHostChar(char c) {
@@ -36,7 +36,8 @@ absl::StatusOr<Url> ParseUrl(std::string_view text) {
   url.target = target_at == std::string_view::npos ? "/" : std::string(rest.substr(target_at));
   if (url.target.front() != '/') url.target.insert(0, "/");
   for (char c : rest) {
-    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) {
+    if (std::isspace(static_cast<unsigned char>(c)) ||
+        std::iscntrl(static_cast<unsigned char>(c))) {
       return Malformed(text, "contains a space or control character");
     }
   }
@@ -54,8 +55,8 @@ absl::StatusOr<Url> ParseUrl(std::string_view text) {
       port_text = after.substr(1);
       if (port_text.empty()) return Malformed(text, "empty port");
     }
-    if (url.host.empty() || url.host.find_first_not_of("0123456789abcdefABCDEF:.") !=
-                                std::string::npos) {
+    if (url.host.empty() ||
+        url.host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) {
       return Malformed(text, "bad IPv6 address");
     }
   } else {
@@ -75,7 +76,8 @@ absl::StatusOr<Url> ParseUrl(std::string_view text) {
     url.port = url.scheme == "https" ? 443 : 80;
   } else {
     unsigned port = 0;
-    const auto parsed = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    const auto parsed =
+        std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     if (parsed.ec != std::errc() || parsed.ptr != port_text.data() + port_text.size() ||
         port == 0 || port > 65535) {
       return Malformed(text, "bad port '" + std::string(port_text) + "' (1-65535)");

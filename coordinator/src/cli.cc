@@ -82,11 +82,11 @@ bool IsSwitch(const std::string& flag) { return flag == "--quiet" || flag == "--
 
 const std::vector<std::string>& KnownFlags() {
   static const auto* flags = new std::vector<std::string>{
-      "--url",        "--method",       "--header",       "--body",          "--body-file",
-      "--rate",       "--arrival",      "--burstiness",   "--concurrency",   "--duration",
-      "--requests",   "--warmup",       "--timeout",      "--grace",         "--seed",
-      "--threads",    "--percentiles",  "--save-result",  "--save-records",  "--threshold",
-      "--quiet",      "--help",         "--result-dir",   "--result-filename"};
+      "--url",      "--method",      "--header",      "--body",           "--body-file",
+      "--rate",     "--arrival",     "--burstiness",  "--concurrency",    "--duration",
+      "--requests", "--warmup",      "--timeout",     "--grace",          "--seed",
+      "--threads",  "--percentiles", "--save-result", "--save-records",   "--threshold",
+      "--quiet",    "--help",        "--result-dir",  "--result-filename"};
   return *flags;
 }
 
@@ -112,8 +112,7 @@ uint64_t ParseCount(const std::string& flag, const std::string& text, bool allow
   return value;
 }
 
-common::Nanos ParseDurationFlag(const std::string& flag, const std::string& text,
-                                bool allow_zero) {
+common::Nanos ParseDurationFlag(const std::string& flag, const std::string& text, bool allow_zero) {
   absl::StatusOr<common::Nanos> duration = common::ParseDuration(text);
   if (!duration.ok()) Fail(flag, std::string(duration.status().message()));
   if (!allow_zero && *duration <= 0) Fail(flag, "must be longer than 0");
@@ -154,18 +153,19 @@ void CheckWritable(const std::string& flag, const std::string& path) {
   fs::path directory = file.parent_path();
   if (directory.empty()) directory = ".";
   if (!fs::is_directory(directory, error)) {
-    Fail(flag, "cannot write '" + path + "': directory '" + directory.string() +
-                   "' does not exist");
+    Fail(flag,
+         "cannot write '" + path + "': directory '" + directory.string() + "' does not exist");
   }
   if (access(directory.c_str(), W_OK | X_OK) != 0) {
-    Fail(flag, "cannot write '" + path + "': directory '" + directory.string() +
-                   "' is not writable");
+    Fail(flag,
+         "cannot write '" + path + "': directory '" + directory.string() + "' is not writable");
   }
 }
 
 std::string ReadBodyFile(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) Fail("--body-file", "'" + path + "' is a directory");
+  if (std::filesystem::is_directory(path, error))
+    Fail("--body-file", "'" + path + "' is a directory");
   std::ifstream file(path, std::ios::binary);
   if (!file) Fail("--body-file", "cannot read '" + path + "' (missing or not readable)");
   return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
@@ -262,8 +262,7 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
       plan.request.method = value;
     } else if (flag == "--header") {
       const size_t colon = value.find(':');
-      if (colon == std::string::npos || colon == 0 ||
-          value.find_first_of(" \t") < colon) {
+      if (colon == std::string::npos || colon == 0 || value.find_first_of(" \t") < colon) {
         Fail(flag, "'" + value + "' is not 'Name: value'");
       }
       plan.request.headers.push_back(value);
@@ -314,7 +313,8 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
     }
   }
 
-  if (plan.request.url.empty()) Fail("--url", "missing; give the target, e.g. http://127.0.0.1:8080/");
+  if (plan.request.url.empty())
+    Fail("--url", "missing; give the target, e.g. http://127.0.0.1:8080/");
   if (body && body_file) Fail("--body-file", "give either --body or --body-file, not both");
   if (body) plan.request.body = *body;
   if (body_file) plan.request.body = ReadBodyFile(*body_file);
@@ -350,8 +350,8 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
       char rate[32] = "inf";
       if (load.rate) std::snprintf(rate, sizeof rate, "%g", *load.rate);
       name = "http-" + std::string(rate) + "qps" +
-             (load.concurrency > 0 ? "-concurrency" + std::to_string(load.concurrency) : "") +
-             "-" + NowForFileName() + ".json";
+             (load.concurrency > 0 ? "-concurrency" + std::to_string(load.concurrency) : "") + "-" +
+             NowForFileName() + ".json";
     }
     if (!result_dir.empty()) {
       std::error_code error;

@@ -9,8 +9,7 @@ ProgressPrinter::ProgressPrinter(std::ostream& err, bool terminal, common::Nanos
 
 void ProgressPrinter::Update(common::Nanos elapsed, const RunStats& stats, uint64_t in_flight) {
   const double seconds = static_cast<double>(elapsed) / common::kNanosPerSecond;
-  const double interval =
-      static_cast<double>(elapsed - last_elapsed_) / common::kNanosPerSecond;
+  const double interval = static_cast<double>(elapsed - last_elapsed_) / common::kNanosPerSecond;
   const double rate = interval > 0 ? (stats.total() - last_total_) / interval : 0;
   last_total_ = stats.total();
   last_elapsed_ = elapsed;
@@ -19,8 +18,7 @@ void ProgressPrinter::Update(common::Nanos elapsed, const RunStats& stats, uint6
     std::snprintf(planned, sizeof planned, "/%.0fs",
                   static_cast<double>(planned_) / common::kNanosPerSecond);
   }
-  const double p99_ms =
-      stats.histogram(LatencyMetric::kE2el).ValueAtPercentile(99) / 1e6;
+  const double p99_ms = stats.histogram(LatencyMetric::kE2el).ValueAtPercentile(99) / 1e6;
   char line[256];
   std::snprintf(line, sizeof line,
                 "[%6.1fs%s] completed %llu  failed %llu  rate %.0f/s  in-flight %llu  p99 E2EL "

@@ -12,10 +12,6 @@ constexpr size_t kFileBufferBytes = size_t{1} << 20;
 // The longest line: 13 numbers of at most 20 digits, a class name, keys and punctuation.
 constexpr size_t kMaxLineBytes = 1024;
 
-constexpr const char* kCsvHeader =
-    "scheduled_ns,start_ns,ttfb_ns,end_ns,status,error,bytes_in,bytes_out,dns_ns,connect_ns,"
-    "tls_ns,send_ns,wait_ns,receive_ns\n";
-
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
@@ -39,69 +35,86 @@ class LineBuilder {
   char* end_ = buffer_;
 };
 
-void FormatJsonLine(const common::RequestRecord& r, LineBuilder& line) {
-  line.Text("{\"scheduled_ns\":");
-  line.Number(r.scheduled);
-  line.Text(",\"start_ns\":");
-  line.Number(r.start);
-  line.Text(",\"ttfb_ns\":");
-  if (r.ttfb > 0) {
-    line.Number(r.ttfb);
-  } else {
-    line.Text("null");
+using Record = common::RequestRecord;
+
+// One column of a records file. JSONL and CSV are written from this one table, so the two
+// formats cannot drift apart.
+struct Column {
+  enum class Kind {
+    kNumber,
+    kNumberOrNull,  // 0 means none: JSON null, empty CSV field
+    kErrorClass,    // the class name; none on success
+  };
+  const char* name;
+  Kind kind;
+  int64_t (*value)(const Record&);
+};
+
+constexpr Column kColumns[] = {
+    {"scheduled_ns", Column::Kind::kNumber, [](const Record& r) { return r.scheduled; }},
+    {"start_ns", Column::Kind::kNumber, [](const Record& r) { return r.start; }},
+    {"ttfb_ns", Column::Kind::kNumberOrNull, [](const Record& r) { return r.ttfb; }},
+    {"end_ns", Column::Kind::kNumber, [](const Record& r) { return r.end; }},
+    {"status", Column::Kind::kNumber,
+     [](const Record& r) { return static_cast<int64_t>(r.status); }},
+    {"error", Column::Kind::kErrorClass,
+     [](const Record& r) { return static_cast<int64_t>(r.error); }},
+    {"bytes_in", Column::Kind::kNumber,
+     [](const Record& r) { return static_cast<int64_t>(r.bytes_in); }},
+    {"bytes_out", Column::Kind::kNumber,
+     [](const Record& r) { return static_cast<int64_t>(r.bytes_out); }},
+    {"dns_ns", Column::Kind::kNumber, [](const Record& r) { return r.phases.dns; }},
+    {"connect_ns", Column::Kind::kNumber, [](const Record& r) { return r.phases.connect; }},
+    {"tls_ns", Column::Kind::kNumber, [](const Record& r) { return r.phases.tls; }},
+    {"send_ns", Column::Kind::kNumber, [](const Record& r) { return r.phases.send; }},
+    {"wait_ns", Column::Kind::kNumber, [](const Record& r) { return r.phases.wait; }},
+    {"receive_ns", Column::Kind::kNumber, [](const Record& r) { return r.phases.receive; }},
+};
+
+std::string CsvHeader() {
+  std::string header;
+  for (const Column& column : kColumns) {
+    header.append(header.empty() ? "" : ",").append(column.name);
   }
-  line.Text(",\"end_ns\":");
-  line.Number(r.end);
-  line.Text(",\"status\":");
-  line.Number(r.status);
-  line.Text(",\"error\":");
-  if (r.ok()) {
-    line.Text("null");
-  } else {
-    line.Text("\"");
-    line.Text(common::ErrorClassName(r.error));
-    line.Text("\"");
-  }
-  line.Text(",\"bytes_in\":");
-  line.Number(r.bytes_in);
-  line.Text(",\"bytes_out\":");
-  line.Number(r.bytes_out);
-  line.Text(",\"dns_ns\":");
-  line.Number(r.phases.dns);
-  line.Text(",\"connect_ns\":");
-  line.Number(r.phases.connect);
-  line.Text(",\"tls_ns\":");
-  line.Number(r.phases.tls);
-  line.Text(",\"send_ns\":");
-  line.Number(r.phases.send);
-  line.Text(",\"wait_ns\":");
-  line.Number(r.phases.wait);
-  line.Text(",\"receive_ns\":");
-  line.Number(r.phases.receive);
-  line.Text("}\n");
+  return header + "\n";
 }
 
-void FormatCsvLine(const common::RequestRecord& r, LineBuilder& line) {
-  line.Number(r.scheduled);
-  line.Text(",");
-  line.Number(r.start);
-  line.Text(",");
-  if (r.ttfb > 0) {
-    line.Number(r.ttfb);
+void FormatLine(const common::RequestRecord& record, bool csv, LineBuilder& line) {
+  bool first = true;
+  for (const Column& column : kColumns) {
+    if (csv) {
+      line.Text(first ? "" : ",");
+    } else {
+      line.Text(first ? "{\"" : ",\"");
+      line.Text(column.name);
+      line.Text("\":");
+    }
+    first = false;
+    const int64_t value = column.value(record);
+    const std::string_view none = csv ? "" : "null";
+    switch (column.kind) {
+      case Column::Kind::kNumber:
+        line.Number(value);
+        break;
+      case Column::Kind::kNumberOrNull:
+        if (value > 0) {
+          line.Number(value);
+        } else {
+          line.Text(none);
+        }
+        break;
+      case Column::Kind::kErrorClass:
+        if (value == 0) {
+          line.Text(none);
+        } else {
+          line.Text(csv ? "" : "\"");
+          line.Text(common::ErrorClassName(static_cast<common::ErrorClass>(value)));
+          line.Text(csv ? "" : "\"");
+        }
+        break;
+    }
   }
-  line.Text(",");
-  line.Number(r.end);
-  line.Text(",");
-  line.Number(r.status);
-  line.Text(",");
-  line.Text(common::ErrorClassName(r.error));
-  for (const auto value : {static_cast<int64_t>(r.bytes_in), static_cast<int64_t>(r.bytes_out),
-                           r.phases.dns, r.phases.connect, r.phases.tls, r.phases.send,
-                           r.phases.wait, r.phases.receive}) {
-    line.Text(",");
-    line.Number(value);
-  }
-  line.Text("\n");
+  line.Text(csv ? "\n" : "}\n");
 }
 
 }  // namespace
@@ -119,7 +132,7 @@ absl::StatusOr<std::unique_ptr<RecordsWriter>> RecordsWriter::Open(const std::st
   }
   std::setvbuf(file, nullptr, _IOFBF, kFileBufferBytes);
   auto writer = std::unique_ptr<RecordsWriter>(new RecordsWriter(file, csv));
-  if (csv && std::fputs(kCsvHeader, file) < 0) {
+  if (csv && std::fputs(CsvHeader().c_str(), file) < 0) {
     writer->failed_ = true;
   }
   return writer;
@@ -140,11 +153,7 @@ void RecordsWriter::Write(std::span<const common::RequestRecord> records) {
   LineBuilder line;
   for (const common::RequestRecord& record : records) {
     line.Clear();
-    if (csv_) {
-      FormatCsvLine(record, line);
-    } else {
-      FormatJsonLine(record, line);
-    }
+    FormatLine(record, csv_, line);
     const std::string_view bytes = line.view();
     if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
       failed_ = true;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <string_view>
 
 namespace barrage::coordinator {
@@ -14,13 +16,13 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr int kSummaryWidth = 50;
-constexpr LatencyMetric kSummaryMetrics[] = {
-    LatencyMetric::kE2el, LatencyMetric::kTtfb, LatencyMetric::kClientQueueTime,
-    LatencyMetric::kE2elIncludingClientQueue};
+constexpr LatencyMetric kSummaryMetrics[] = {LatencyMetric::kE2el, LatencyMetric::kTtfb,
+                                             LatencyMetric::kClientQueueTime,
+                                             LatencyMetric::kE2elIncludingClientQueue};
 
 // Headers whose values are secrets: never echoed into results.
-constexpr std::string_view kSecretHeaders[] = {"authorization", "proxy-authorization",
-                                               "x-api-key", "api-key", "cookie"};
+constexpr std::string_view kSecretHeaders[] = {"authorization", "proxy-authorization", "x-api-key",
+                                               "api-key", "cookie"};
 
 double NanosToMs(double nanos) { return nanos / 1e6; }
 double NanosToSeconds(common::Nanos nanos) {
@@ -39,7 +41,8 @@ std::string RedactHeader(const std::string& header) {
   const size_t colon = header.find(':');
   const std::string name = header.substr(0, colon);
   std::string trimmed = Lowercase(name);
-  trimmed.erase(trimmed.find_last_not_of(' ') + 1);
+  trimmed.erase(trimmed.find_last_not_of(" \t") + 1);
+  trimmed.erase(0, trimmed.find_first_not_of(" \t"));
   for (std::string_view secret : kSecretHeaders) {
     if (trimmed == secret) {
       return name + ": <redacted>";
@@ -57,9 +60,15 @@ std::string DateString(common::Nanos wall_ns) {
   return text;
 }
 
-double AchievedRate(const RunStats& stats) {
-  const common::Nanos duration = stats.duration();
-  return duration > 0 ? static_cast<double>(stats.total()) / NanosToSeconds(duration) : 0;
+// Requests sent per second over the measured window: first scheduled instant to last completion,
+// but no longer than the planned duration, so that requests still draining after the schedule
+// ended (a stalled target, timeouts) do not make the client look slower than it sent.
+double AchievedRate(const RunStats& stats, const common::LoadSpec& load) {
+  common::Nanos window = stats.duration();
+  if (load.duration > 0) {
+    window = std::min(window, load.duration);
+  }
+  return window > 0 ? static_cast<double>(stats.total()) / NanosToSeconds(window) : 0;
 }
 
 double RequestThroughput(const RunStats& stats) {
@@ -68,7 +77,9 @@ double RequestThroughput(const RunStats& stats) {
 }
 
 double ErrorRate(const RunStats& stats) {
-  return stats.total() > 0 ? static_cast<double>(stats.failed) / stats.total() : 0;
+  return stats.total() > 0
+             ? static_cast<double>(stats.failed) / static_cast<double>(stats.total())
+             : 0;
 }
 
 std::string Centered(std::string_view text, char fill) {
@@ -77,14 +88,15 @@ std::string Centered(std::string_view text, char fill) {
   return std::string(left, fill) + std::string(text) + std::string(padding - left, fill);
 }
 
-// One summary row as vLLM prints it: "{:<40} {:<10}".
+// One summary row as vLLM prints it with "{:<40} {:<10}": both fields left-aligned and padded,
+// never cut, so the value starts in column 42 and trailing spaces are kept as vLLM leaves them.
 void Row(std::string& out, std::string_view label, std::string_view value) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-40.*s %-10.*s", static_cast<int>(label.size()),
-                label.data(), static_cast<int>(value.size()), value.data());
-  std::string_view text(line);
-  text = text.substr(0, text.find_last_not_of(' ') + 1);
-  out.append(text).append("\n");
+  out.append(label);
+  out.append(label.size() < 40 ? 40 - label.size() : 0, ' ');
+  out.append(" ");
+  out.append(value);
+  out.append(value.size() < 10 ? 10 - value.size() : 0, ' ');
+  out.append("\n");
 }
 
 std::string Fixed2(double value) {
@@ -125,8 +137,14 @@ Json ConfigEcho(const RunOptions& options) {
 }  // namespace
 
 std::string PercentileWord(double percentile) {
-  char text[32];
-  const auto result = std::to_chars(text, text + sizeof text, percentile);
+  // Python's str(float): the shortest digits that round-trip, in fixed notation for exponents
+  // from -4 to 15 and scientific outside; "50.0" loses its ".0" as vLLM's str(int(p)) does.
+  const double magnitude = std::fabs(percentile);
+  const bool fixed = magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e16);
+  char text[64];
+  const auto result =
+      std::to_chars(text, text + sizeof text, percentile,
+                    fixed ? std::chars_format::fixed : std::chars_format::scientific);
   return std::string(text, result.ptr);
 }
 
@@ -178,7 +196,7 @@ Json BuildResultJson(const RunReport& report) {
     statuses[std::to_string(status)] = count;
   }
   result["status_counts"] = statuses;
-  result["achieved_rate"] = AchievedRate(stats);
+  result["achieved_rate"] = AchievedRate(stats, load);
   result["target_rate"] = load.rate ? Json(*load.rate) : Json(nullptr);
   result["arrival"] = std::string(common::ArrivalKindName(load.arrival));
   result["client_limited"] = fidelity.client_limited;
@@ -217,7 +235,7 @@ std::string FormatSummary(const RunReport& report) {
     Row(out, "Maximum request concurrency:", std::to_string(load.concurrency));
   }
   Row(out, "Request rate configured (RPS):", load.rate ? Fixed2(*load.rate) : "inf");
-  Row(out, "Achieved request rate (RPS):", Fixed2(AchievedRate(stats)));
+  Row(out, "Achieved request rate (RPS):", Fixed2(AchievedRate(stats, load)));
   Row(out, "Benchmark duration (s):", Fixed2(NanosToSeconds(stats.duration())));
   Row(out, "Request throughput (req/s):", Fixed2(RequestThroughput(stats)));
   for (LatencyMetric metric : kSummaryMetrics) {
@@ -242,15 +260,15 @@ std::string FormatSummary(const RunReport& report) {
   }
   const ClientFidelity& fidelity = report.fidelity;
   out.append(Centered("Client Fidelity", '-')).append("\n");
-  Row(out, "Client kept the schedule:", fidelity.client_limited ? "no" : "yes");
-  if (fidelity.client_limited) {
-    out.append("client_limited: ").append(fidelity.reason).append("\n");
-  }
+  Row(out, "Client fidelity:",
+      fidelity.client_limited ? "client_limited: " + fidelity.reason : std::string("ok"));
+  Row(out, "Schedule lag P50 (ms):", Fixed2(fidelity.schedule_lag_p50_ms));
   Row(out, "Schedule lag P99 (ms):", Fixed2(fidelity.schedule_lag_p99_ms));
   Row(out, "Dropped arrivals:", std::to_string(fidelity.dropped_arrivals));
-  Row(out, "Agent CPU (share of a core):", Fixed2(fidelity.agent_cpu));
+  Row(out, "Engine-limited arrivals:", std::to_string(fidelity.engine_limited_arrivals));
+  Row(out, "Agent CPU (% of worker threads):", Fixed2(fidelity.agent_cpu * 100));
   if (report.interrupted) {
-    out.append("Interrupted (Ctrl-C): partial results.\n");
+    out.append("Interrupted: the run was stopped early (Ctrl-C); these are partial results.\n");
   }
   for (const std::string& problem : report.problems) {
     out.append("problem: ").append(problem).append("\n");

@@ -57,7 +57,8 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
   RaiseFileLimit();
   std::unique_ptr<RecordsWriter> records;
   if (!options.save_records.empty()) {
-    absl::StatusOr<std::unique_ptr<RecordsWriter>> opened = RecordsWriter::Open(options.save_records);
+    absl::StatusOr<std::unique_ptr<RecordsWriter>> opened =
+        RecordsWriter::Open(options.save_records);
     if (!opened.ok()) {
       err << "barrage run: " << opened.status().message() << '\n';
       return kExitUsage;

@@ -73,18 +73,17 @@ std::vector<std::string> RunMerger::Reconcile() const {
     }
     if (agent.records + totals.records_not_streamed() != totals.completed() + totals.failed()) {
       problems.push_back("agent " + name + " counted " +
-                         std::to_string(totals.completed() + totals.failed()) +
-                         " requests but " + std::to_string(agent.records) + " records arrived");
+                         std::to_string(totals.completed() + totals.failed()) + " requests but " +
+                         std::to_string(agent.records) + " records arrived");
     }
   }
   // Without every agent's totals there is nothing exact to compare with (said above).
   if (all_finished && not_streamed == 0 &&
       (stats_.completed != agents_completed || stats_.failed != agents_failed)) {
-    problems.push_back("merged counts (completed " + std::to_string(stats_.completed) +
-                       ", failed " + std::to_string(stats_.failed) +
-                       ") differ from the agents' totals (completed " +
-                       std::to_string(agents_completed) + ", failed " +
-                       std::to_string(agents_failed) + ")");
+    problems.push_back(
+        "merged counts (completed " + std::to_string(stats_.completed) + ", failed " +
+        std::to_string(stats_.failed) + ") differ from the agents' totals (completed " +
+        std::to_string(agents_completed) + ", failed " + std::to_string(agents_failed) + ")");
   }
   return problems;
 }

@@ -9,64 +9,104 @@ using common::RequestRecord;
 
 std::string_view LatencyMetricKey(LatencyMetric metric) {
   switch (metric) {
-    case LatencyMetric::kE2el: return "e2el";
-    case LatencyMetric::kTtfb: return "ttfb";
-    case LatencyMetric::kClientQueueTime: return "client_queue_time";
-    case LatencyMetric::kE2elIncludingClientQueue: return "e2el_including_client_queue";
-    case LatencyMetric::kDns: return "dns";
-    case LatencyMetric::kConnect: return "connect";
-    case LatencyMetric::kTls: return "tls";
-    case LatencyMetric::kSend: return "send";
-    case LatencyMetric::kWait: return "wait";
-    case LatencyMetric::kReceive: return "receive";
+    case LatencyMetric::kE2el:
+      return "e2el";
+    case LatencyMetric::kTtfb:
+      return "ttfb";
+    case LatencyMetric::kClientQueueTime:
+      return "client_queue_time";
+    case LatencyMetric::kE2elIncludingClientQueue:
+      return "e2el_including_client_queue";
+    case LatencyMetric::kDns:
+      return "dns";
+    case LatencyMetric::kConnect:
+      return "connect";
+    case LatencyMetric::kTls:
+      return "tls";
+    case LatencyMetric::kSend:
+      return "send";
+    case LatencyMetric::kWait:
+      return "wait";
+    case LatencyMetric::kReceive:
+      return "receive";
   }
   return "";
 }
 
 std::string_view LatencyMetricTitle(LatencyMetric metric) {
   switch (metric) {
-    case LatencyMetric::kE2el: return "End-to-end Latency";
-    case LatencyMetric::kTtfb: return "Time to First Byte";
-    case LatencyMetric::kClientQueueTime: return "Client Queue Time";
-    case LatencyMetric::kE2elIncludingClientQueue: return "E2E Latency incl. Client Queue";
-    case LatencyMetric::kDns: return "DNS Lookup";
-    case LatencyMetric::kConnect: return "TCP Connect";
-    case LatencyMetric::kTls: return "TLS Handshake";
-    case LatencyMetric::kSend: return "Request Send";
-    case LatencyMetric::kWait: return "Server Wait";
-    case LatencyMetric::kReceive: return "Response Receive";
+    case LatencyMetric::kE2el:
+      return "End-to-end Latency";
+    case LatencyMetric::kTtfb:
+      return "Time to First Byte";
+    case LatencyMetric::kClientQueueTime:
+      return "Client Queue Time";
+    case LatencyMetric::kE2elIncludingClientQueue:
+      return "E2E Latency incl. Client Queue";
+    case LatencyMetric::kDns:
+      return "DNS Lookup";
+    case LatencyMetric::kConnect:
+      return "TCP Connect";
+    case LatencyMetric::kTls:
+      return "TLS Handshake";
+    case LatencyMetric::kSend:
+      return "Request Send";
+    case LatencyMetric::kWait:
+      return "Server Wait";
+    case LatencyMetric::kReceive:
+      return "Response Receive";
   }
   return "";
 }
 
 std::string_view LatencyMetricLabel(LatencyMetric metric) {
   switch (metric) {
-    case LatencyMetric::kE2el: return "E2EL";
-    case LatencyMetric::kTtfb: return "TTFB";
-    case LatencyMetric::kClientQueueTime: return "Client Queue";
-    case LatencyMetric::kE2elIncludingClientQueue: return "E2EL+Queue";
-    case LatencyMetric::kDns: return "DNS";
-    case LatencyMetric::kConnect: return "Connect";
-    case LatencyMetric::kTls: return "TLS";
-    case LatencyMetric::kSend: return "Send";
-    case LatencyMetric::kWait: return "Wait";
-    case LatencyMetric::kReceive: return "Receive";
+    case LatencyMetric::kE2el:
+      return "E2EL";
+    case LatencyMetric::kTtfb:
+      return "TTFB";
+    case LatencyMetric::kClientQueueTime:
+      return "Client Queue";
+    case LatencyMetric::kE2elIncludingClientQueue:
+      return "E2EL+Queue";
+    case LatencyMetric::kDns:
+      return "DNS";
+    case LatencyMetric::kConnect:
+      return "Connect";
+    case LatencyMetric::kTls:
+      return "TLS";
+    case LatencyMetric::kSend:
+      return "Send";
+    case LatencyMetric::kWait:
+      return "Wait";
+    case LatencyMetric::kReceive:
+      return "Receive";
   }
   return "";
 }
 
 Nanos LatencyMetricValue(LatencyMetric metric, const RequestRecord& record) {
   switch (metric) {
-    case LatencyMetric::kE2el: return record.e2el();
-    case LatencyMetric::kTtfb: return record.ttfb > 0 ? record.ttfb - record.start : 0;
-    case LatencyMetric::kClientQueueTime: return record.client_queue_time();
-    case LatencyMetric::kE2elIncludingClientQueue: return record.e2el_including_client_queue();
-    case LatencyMetric::kDns: return record.phases.dns;
-    case LatencyMetric::kConnect: return record.phases.connect;
-    case LatencyMetric::kTls: return record.phases.tls;
-    case LatencyMetric::kSend: return record.phases.send;
-    case LatencyMetric::kWait: return record.phases.wait;
-    case LatencyMetric::kReceive: return record.phases.receive;
+    case LatencyMetric::kE2el:
+      return record.e2el();
+    case LatencyMetric::kTtfb:
+      return record.ttfb > 0 ? record.ttfb - record.start : 0;
+    case LatencyMetric::kClientQueueTime:
+      return record.client_queue_time();
+    case LatencyMetric::kE2elIncludingClientQueue:
+      return record.e2el_including_client_queue();
+    case LatencyMetric::kDns:
+      return record.phases.dns;
+    case LatencyMetric::kConnect:
+      return record.phases.connect;
+    case LatencyMetric::kTls:
+      return record.phases.tls;
+    case LatencyMetric::kSend:
+      return record.phases.send;
+    case LatencyMetric::kWait:
+      return record.phases.wait;
+    case LatencyMetric::kReceive:
+      return record.phases.receive;
   }
   return 0;
 }
@@ -78,7 +118,8 @@ void RunStats::Add(const RequestRecord& record) {
       const auto metric = static_cast<LatencyMetric>(i);
       // A response with no byte has no TTFB sample (it cannot be a success, but stay safe).
       if (metric == LatencyMetric::kTtfb && record.ttfb == 0) continue;
-      latency[i].Record(static_cast<uint64_t>(std::max<Nanos>(0, LatencyMetricValue(metric, record))));
+      latency[i].Record(
+          static_cast<uint64_t>(std::max<Nanos>(0, LatencyMetricValue(metric, record))));
     }
   } else {
     ++failed;

@@ -12,8 +12,8 @@ namespace {
 
 // Result keys that are plain numbers, besides the per-metric latency keys.
 constexpr std::string_view kScalarKeys[] = {
-    "completed",           "failed",           "total_requests",      "duration",
-    "request_throughput",  "error_rate",       "achieved_rate",       "schedule_lag_p50_ms",
+    "completed",           "failed",           "total_requests",          "duration",
+    "request_throughput",  "error_rate",       "achieved_rate",           "schedule_lag_p50_ms",
     "schedule_lag_p99_ms", "dropped_arrivals", "engine_limited_arrivals", "agent_cpu",
     "total_bytes_in",      "total_bytes_out"};
 
@@ -50,8 +50,8 @@ bool IsResultKey(std::string_view metric, const std::vector<double>& percentiles
     if (statistic.substr(1) == PercentileWord(percentile)) return true;
   }
   *why = "the result has no " + std::string(statistic) +
-         " key because that percentile was not requested; add " +
-         std::string(statistic.substr(1)) + " to --percentiles";
+         " key because that percentile was not requested; add " + std::string(statistic.substr(1)) +
+         " to --percentiles";
   return false;
 }
 
@@ -78,7 +78,8 @@ absl::StatusOr<Threshold> ParseThreshold(std::string_view text,
     }
   }
   if (found == nullptr) {
-    return Invalid(text, "no comparison; write it like p99_e2el_ms<250 (operators: < <= > >= == !=)");
+    return Invalid(text,
+                   "no comparison; write it like p99_e2el_ms<250 (operators: < <= > >= == !=)");
   }
   Threshold threshold;
   threshold.text = std::string(text);
@@ -121,12 +122,24 @@ std::vector<ThresholdOutcome> EvaluateThresholds(const std::vector<Threshold>& t
     const double actual = value->get<double>();
     outcome.actual = actual;
     switch (threshold.op) {
-      case Threshold::Op::kLess: outcome.passed = actual < threshold.value; break;
-      case Threshold::Op::kLessEqual: outcome.passed = actual <= threshold.value; break;
-      case Threshold::Op::kGreater: outcome.passed = actual > threshold.value; break;
-      case Threshold::Op::kGreaterEqual: outcome.passed = actual >= threshold.value; break;
-      case Threshold::Op::kEqual: outcome.passed = actual == threshold.value; break;
-      case Threshold::Op::kNotEqual: outcome.passed = actual != threshold.value; break;
+      case Threshold::Op::kLess:
+        outcome.passed = actual < threshold.value;
+        break;
+      case Threshold::Op::kLessEqual:
+        outcome.passed = actual <= threshold.value;
+        break;
+      case Threshold::Op::kGreater:
+        outcome.passed = actual > threshold.value;
+        break;
+      case Threshold::Op::kGreaterEqual:
+        outcome.passed = actual >= threshold.value;
+        break;
+      case Threshold::Op::kEqual:
+        outcome.passed = actual == threshold.value;
+        break;
+      case Threshold::Op::kNotEqual:
+        outcome.passed = actual != threshold.value;
+        break;
     }
     outcomes.push_back(outcome);
   }

@@ -11,9 +11,9 @@ namespace barrage::integration {
 namespace {
 
 struct BadInput {
-  std::string name;              // for the test's name
+  std::string name;               // for the test's name
   std::vector<std::string> args;  // after `barrage run`; "URL" is replaced with nginx's URL
-  std::string flag;              // the flag the message must name
+  std::string flag;               // the flag the message must name
 };
 
 // Names the case in test output instead of dumping its bytes.
@@ -85,7 +85,8 @@ std::vector<BadInput> Cases() {
       {"ZeroRate", {"--url", "URL", "--rate", "0", "--duration", "1s"}, "--rate"},
       {"RateNotANumber", {"--url", "URL", "--rate", "fast", "--duration", "1s"}, "--rate"},
       {"VllmRateAlias", {"--url", "URL", "--request-rate", "0", "--duration", "1s"}, "--rate"},
-      {"UnparsableDuration", {"--url", "URL", "--rate", "10", "--duration", "10 parsecs"},
+      {"UnparsableDuration",
+       {"--url", "URL", "--rate", "10", "--duration", "10 parsecs"},
        "--duration"},
       {"ZeroDuration", {"--url", "URL", "--rate", "10", "--duration", "0s"}, "--duration"},
       {"UnparsableTimeout", with({"--timeout", "soon"}), "--timeout"},
@@ -96,8 +97,7 @@ std::vector<BadInput> Cases() {
       {"ResultPathIsADirectory", with({"--save-result", "TMP/"}), "--save-result"},
       {"UnwritableRecordsDirectory", with({"--save-records", "/nonexistent-dir/r.jsonl"}),
        "--save-records"},
-      {"RecordsWithUnknownFormat", with({"--save-records", "TMP/records.txt"}),
-       "--save-records"},
+      {"RecordsWithUnknownFormat", with({"--save-records", "TMP/records.txt"}), "--save-records"},
       {"PercentileZero", with({"--percentiles", "0,50"}), "--percentiles"},
       {"PercentileHundred", with({"--percentiles", "50,100"}), "--percentiles"},
       {"PercentileAboveHundred", with({"--percentiles", "150"}), "--percentiles"},

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
 #include "nginx_fixture.h"
+#include "nlohmann/json.hpp"
 #include "process.h"
 
 namespace barrage::integration {
@@ -117,8 +117,8 @@ inline std::vector<Record> ReadRecords(const std::string& path) {
     }
     Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("scheduled_ns") ||
-        !parsed.contains("start_ns") || !parsed.contains("end_ns") ||
-        !parsed.contains("ttfb_ns") || !parsed.contains("error")) {
+        !parsed.contains("start_ns") || !parsed.contains("end_ns") || !parsed.contains("ttfb_ns") ||
+        !parsed.contains("error")) {
       ADD_FAILURE() << path << ":" << line_number << ": not a record: " << line;
       continue;
     }
@@ -163,16 +163,15 @@ class StallTarget {
  public:
   // @return false (after recording a failure) when it did not come up.
   bool Start(int stall_every_ms, int stall_for_ms, int max_seconds) {
-    absl::Status started = process_.Start(
-        {STALL_TARGET_BIN, "--listen", "127.0.0.1:0", "--stall-every",
-         std::to_string(stall_every_ms), "--stall-for", std::to_string(stall_for_ms),
-         "--max-seconds", std::to_string(max_seconds)});
+    absl::Status started =
+        process_.Start({STALL_TARGET_BIN, "--listen", "127.0.0.1:0", "--stall-every",
+                        std::to_string(stall_every_ms), "--stall-for", std::to_string(stall_for_ms),
+                        "--max-seconds", std::to_string(max_seconds)});
     if (!started.ok()) {
       ADD_FAILURE() << started;
       return false;
     }
-    absl::StatusOr<std::string> out =
-        process_.WaitForOutput("\n", std::chrono::milliseconds(5000));
+    absl::StatusOr<std::string> out = process_.WaitForOutput("\n", std::chrono::milliseconds(5000));
     if (!out.ok()) {
       ADD_FAILURE() << "stall_target did not start: " << out.status();
       return false;

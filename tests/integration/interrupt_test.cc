@@ -23,11 +23,11 @@ TEST(InterruptTest, SigintStopsTheRunAndStillWritesTheResults) {
   const std::string records_path = dir.File("records.jsonl");
 
   ChildProcess barrage;
-  ASSERT_TRUE(barrage
-                  .Start({BARRAGE_BIN, "run", "--url", nginx.url(), "--rate", "1000",
-                          "--duration", "60s", "--save-result", result_path, "--save-records",
-                          records_path, "--quiet"})
-                  .ok());
+  ASSERT_TRUE(
+      barrage
+          .Start({BARRAGE_BIN, "run", "--url", nginx.url(), "--rate", "1000", "--duration", "60s",
+                  "--save-result", result_path, "--save-records", records_path, "--quiet"})
+          .ok());
   // How long the run goes before Ctrl-C: this is the test's scenario, not a wait for a condition.
   std::this_thread::sleep_for(std::chrono::seconds(2));
   ASSERT_FALSE(barrage.Exited()) << Describe(barrage.Wait(std::chrono::milliseconds(0)));
@@ -45,8 +45,7 @@ TEST(InterruptTest, SigintStopsTheRunAndStillWritesTheResults) {
   const double completed = NumberAt(*result, "completed");
   EXPECT_GE(completed, 1000);
   EXPECT_LE(completed, 4000);
-  EXPECT_EQ(static_cast<double>(CountLines(records_path)),
-            completed + NumberAt(*result, "failed"));
+  EXPECT_EQ(static_cast<double>(CountLines(records_path)), completed + NumberAt(*result, "failed"));
 }
 
 }  // namespace

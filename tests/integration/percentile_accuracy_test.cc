@@ -60,10 +60,10 @@ TEST(PercentileAccuracyTest, ReportedPercentilesMatchTheRecordsWithinHistogramEr
   const std::string result_path = dir.File("result.json");
   const std::string records_path = dir.File("records.jsonl");
 
-  ProcessResult run = RunBarrage({"--url", nginx.url(), "--rate", "3000", "--duration", "5s",
-                                  "--save-records", records_path, "--save-result", result_path,
-                                  "--percentiles", "50,90,95,99,99.9", "--quiet"},
-                                 std::chrono::seconds(60));
+  ProcessResult run = RunBarrage(
+      {"--url", nginx.url(), "--rate", "3000", "--duration", "5s", "--save-records", records_path,
+       "--save-result", result_path, "--percentiles", "50,90,95,99,99.9", "--quiet"},
+      std::chrono::seconds(60));
   ASSERT_FALSE(run.timed_out) << Describe(run);
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   std::optional<Json> result = ReadJsonFile(result_path);
@@ -118,8 +118,7 @@ TEST(PercentileAccuracyTest, ReportedPercentilesMatchTheRecordsWithinHistogramEr
     }
     const double std_ms = std::sqrt(squares / static_cast<double>(values.size())) / 1e6;
     const double mean_ms = mean_ns / 1e6;
-    EXPECT_NEAR(NumberAt(*result, "mean_" + metric.key + "_ms"), mean_ms,
-                mean_ms * 1e-6 + 1e-9);
+    EXPECT_NEAR(NumberAt(*result, "mean_" + metric.key + "_ms"), mean_ms, mean_ms * 1e-6 + 1e-9);
     EXPECT_NEAR(NumberAt(*result, "std_" + metric.key + "_ms"), std_ms, std_ms * 1e-6 + 1e-9);
   }
 }

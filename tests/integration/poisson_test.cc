@@ -59,10 +59,10 @@ TEST(PoissonTest, InterSendGapsAreExponential) {
   TempDir dir;
   const std::string records_path = dir.File("records.jsonl");
 
-  ProcessResult run = RunBarrage({"--url", nginx.url(), "--rate", "500", "--arrival", "poisson",
-                                  "--duration", "8s", "--seed", "12345", "--save-records",
-                                  records_path, "--quiet"},
-                                 std::chrono::seconds(60));
+  ProcessResult run =
+      RunBarrage({"--url", nginx.url(), "--rate", "500", "--arrival", "poisson", "--duration", "8s",
+                  "--seed", "12345", "--save-records", records_path, "--quiet"},
+                 std::chrono::seconds(60));
   ASSERT_FALSE(run.timed_out) << Describe(run);
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
 

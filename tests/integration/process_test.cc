@@ -30,8 +30,7 @@ TEST(RunProcessTest, CapturesOutputAndExitCode) {
 TEST(RunProcessTest, KillsTheWholeGroupAtTheTimeout) {
   const auto started = std::chrono::steady_clock::now();
   // The background sleep holds the pipes open too: only killing the group ends it.
-  ProcessResult result =
-      RunProcess({"/bin/sh", "-c", "sleep 30 & sleep 30"}, milliseconds(200));
+  ProcessResult result = RunProcess({"/bin/sh", "-c", "sleep 30 & sleep 30"}, milliseconds(200));
   const auto elapsed = std::chrono::steady_clock::now() - started;
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.exit_code, 128 + SIGKILL);

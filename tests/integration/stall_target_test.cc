@@ -59,9 +59,9 @@ TEST(StallTargetTest, HoldsResponsesDuringAStall) {
 }
 
 TEST(StallTargetTest, RefusesBadFlags) {
-  barrage::testing::ProcessResult result = barrage::testing::RunProcess(
-      {STALL_TARGET_BIN, "--stall-every", "100", "--stall-for", "100"},
-      std::chrono::milliseconds(5000));
+  barrage::testing::ProcessResult result =
+      barrage::testing::RunProcess({STALL_TARGET_BIN, "--stall-every", "100", "--stall-for", "100"},
+                                   std::chrono::milliseconds(5000));
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("--stall-for"), std::string::npos) << result.err;
 }

@@ -13,10 +13,10 @@ TEST(UnreachableTest, EveryRequestIsAConnectErrorAndTheRunFails) {
   TempDir dir;
   const std::string result_path = dir.File("result.json");
 
-  ProcessResult run = RunBarrage({"--url", "http://127.0.0.1:" + std::to_string(port) + "/",
-                                  "--rate", "100", "--duration", "2s", "--save-result",
-                                  result_path, "--quiet"},
-                                 std::chrono::seconds(40));
+  ProcessResult run =
+      RunBarrage({"--url", "http://127.0.0.1:" + std::to_string(port) + "/", "--rate", "100",
+                  "--duration", "2s", "--save-result", result_path, "--quiet"},
+                 std::chrono::seconds(40));
   ASSERT_FALSE(run.timed_out) << Describe(run);
   EXPECT_FALSE(LooksLikeCrash(run)) << Describe(run);
   EXPECT_EQ(run.exit_code, 2) << Describe(run);

@@ -25,9 +25,7 @@ NginxServer::NginxServer(Options options) : options_(options) {}
 
 NginxServer::~NginxServer() { Stop(); }
 
-std::string NginxServer::url() const {
-  return "http://127.0.0.1:" + std::to_string(port_) + "/";
-}
+std::string NginxServer::url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
 
 absl::Status NginxServer::WriteConfig(int port) const {
   const std::string& d = dir_.path();
@@ -84,8 +82,7 @@ absl::Status NginxServer::Start() {
     auto process = std::make_unique<ChildProcess>();
     // -e: nginx opens its error log before reading the config; keep that inside the temp dir too.
     absl::Status started = process->Start({kNginxBinary, "-p", dir_.path() + "/", "-c",
-                                           dir_.File("nginx.conf"), "-e",
-                                           dir_.File("error.log")});
+                                           dir_.File("nginx.conf"), "-e", dir_.File("error.log")});
     if (!started.ok()) {
       return started;
     }

@@ -209,8 +209,7 @@ bool DrainPipes(int (&fds)[2], std::string* (&sinks)[2], Clock::time_point deadl
 
 }  // namespace
 
-ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         std::chrono::milliseconds timeout) {
+ProcessResult RunProcess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   ProcessResult result;
   const Clock::time_point deadline = Clock::now() + timeout;
   int out_pipe[2];
@@ -275,9 +274,7 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::string TempDir::File(std::string_view name) const {
-  return path_ + "/" + std::string(name);
-}
+std::string TempDir::File(std::string_view name) const { return path_ + "/" + std::string(name); }
 
 int FreeLoopbackPort() {
   Fd sock(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -326,8 +323,8 @@ absl::Status ChildProcess::Start(const std::vector<std::string>& argv) {
   Fd out(open(dir_.File("stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   Fd err(open(dir_.File("stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (out.get() < 0 || err.get() < 0) {
-    return absl::InternalError(std::string("cannot create output files in ") + dir_.path() +
-                               ": " + std::strerror(errno));
+    return absl::InternalError(std::string("cannot create output files in ") + dir_.path() + ": " +
+                               std::strerror(errno));
   }
   pid_t pid = -1;
   int spawn_error = Spawn(argv, out.get(), err.get(), &pid);

@@ -135,9 +135,9 @@ bool ParseHead(std::string_view head, RequestHead* parsed) {
   while (line_start != std::string_view::npos && line_start + 2 < head.size()) {
     line_start += 2;
     size_t line_end = head.find("\r\n", line_start);
-    std::string_view line = head.substr(
-        line_start, line_end == std::string_view::npos ? std::string_view::npos
-                                                       : line_end - line_start);
+    std::string_view line =
+        head.substr(line_start, line_end == std::string_view::npos ? std::string_view::npos
+                                                                   : line_end - line_start);
     size_t colon = line.find(':');
     if (colon != std::string_view::npos) {
       std::string_view name = Trim(line.substr(0, colon));
@@ -173,7 +173,7 @@ struct Connection {
   std::string out;
   size_t out_offset = 0;
   uint64_t held = 0;
-  bool closing = false;       // a request asked for Connection: close; no further requests
+  bool closing = false;        // a request asked for Connection: close; no further requests
   bool want_writable = false;  // EPOLLOUT is registered
 };
 
@@ -454,7 +454,7 @@ class StallServer {
   int stop_timer_fd_ = -1;
   int port_ = 0;
   int64_t start_ns_ = 0;
-  int64_t window_ = 0;   // index k of the current (or next) stall window
+  int64_t window_ = 0;  // index k of the current (or next) stall window
   bool stalled_ = false;
   std::unordered_map<int, Connection> connections_;
 };

@@ -111,7 +111,7 @@ TEST_F(HttpWorkerTest, ClosedLoopSendsExactlyTheRequestCountAndRecordsEachOne) {
     EXPECT_EQ(record.scheduled, record.start);  // closed loop: no schedule to lag behind
     EXPECT_GT(record.ttfb, record.start);
     EXPECT_GE(record.end, record.ttfb);
-    EXPECT_GT(record.bytes_in, 3u);   // headers and "ok\n"
+    EXPECT_GT(record.bytes_in, 3u);    // headers and "ok\n"
     EXPECT_GT(record.bytes_out, 10u);  // the request line and headers
     EXPECT_GE(record.phases.wait, 0);
     indices.insert(record.arrival_index);

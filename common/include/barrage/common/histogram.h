@@ -23,8 +23,8 @@ namespace barrage::common {
 // Not thread-safe: each worker owns its own and they are merged at the edges.
 class LatencyHistogram {
  public:
-  static constexpr uint32_t kLayoutId = 1;     // changes whenever the layout below changes
-  static constexpr int kSubBucketBits = 8;     // 256 sub-buckets in the first range
+  static constexpr uint32_t kLayoutId = 1;  // changes whenever the layout below changes
+  static constexpr int kSubBucketBits = 8;  // 256 sub-buckets in the first range
   static constexpr uint64_t kMaxValue = (uint64_t{1} << 44) - 1;  // about 4.9 hours in ns
   // Documented bound on |reported - exact| / exact for every percentile.
   static constexpr double kMaxRelativeError = 1.0 / 256;

@@ -36,15 +36,16 @@ struct PhaseTimings {
 // One request, as the agent saw it. Instants are offsets from the run's measurement start (the
 // end of warm-up) in the agent's monotonic clock; 0 for ttfb means no byte arrived.
 struct RequestRecord {
-  uint64_t arrival_index = 0;  // position in the global arrival timeline (or send order, closed loop)
-  Nanos scheduled = 0;         // when the schedule wanted it sent
-  Nanos start = 0;             // when it was handed to the network (after any concurrency wait)
-  Nanos ttfb = 0;              // first response byte
-  Nanos end = 0;               // completion (last byte, error or cancel)
-  uint64_t bytes_in = 0;       // response bytes (headers and body)
-  uint64_t bytes_out = 0;      // request bytes (headers and body)
+  uint64_t arrival_index =
+      0;                   // position in the global arrival timeline (or send order, closed loop)
+  Nanos scheduled = 0;     // when the schedule wanted it sent
+  Nanos start = 0;         // when it was handed to the network (after any concurrency wait)
+  Nanos ttfb = 0;          // first response byte
+  Nanos end = 0;           // completion (last byte, error or cancel)
+  uint64_t bytes_in = 0;   // response bytes (headers and body)
+  uint64_t bytes_out = 0;  // request bytes (headers and body)
   PhaseTimings phases;
-  uint16_t status = 0;         // HTTP status, 0 when none was received
+  uint16_t status = 0;  // HTTP status, 0 when none was received
   ErrorClass error = ErrorClass::kNone;
 
   bool ok() const { return error == ErrorClass::kNone; }

@@ -23,17 +23,17 @@ struct HttpRequestSpec {
 // when non-zero, caps requests in flight and arrivals wait for a slot). Closed loop when `rate`
 // is unset ("inf"): `concurrency` requests are always in flight.
 struct LoadSpec {
-  std::optional<double> rate;          // requests per second; nullopt means inf
+  std::optional<double> rate;  // requests per second; nullopt means inf
   ArrivalKind arrival = ArrivalKind::kConstant;
-  double burstiness = 1.0;             // gamma shape
-  uint32_t concurrency = 0;            // 0: no cap (open loop); closed loop requires > 0
-  Nanos duration = 0;                  // 0: no time limit (then `requests` must be set)
-  uint64_t requests = 0;               // 0: no count limit
-  Nanos warmup = 0;                    // load before measurement starts, excluded from results
+  double burstiness = 1.0;               // gamma shape
+  uint32_t concurrency = 0;              // 0: no cap (open loop); closed loop requires > 0
+  Nanos duration = 0;                    // 0: no time limit (then `requests` must be set)
+  uint64_t requests = 0;                 // 0: no count limit
+  Nanos warmup = 0;                      // load before measurement starts, excluded from results
   Nanos timeout = 30 * kNanosPerSecond;  // per request
-  Nanos grace = 5 * kNanosPerSecond;   // after Ctrl-C, how long in-flight requests may finish
+  Nanos grace = 5 * kNanosPerSecond;     // after Ctrl-C, how long in-flight requests may finish
   uint64_t seed = 0;
-  uint32_t threads = 1;                // worker threads per agent
+  uint32_t threads = 1;  // worker threads per agent
 
   bool open_loop() const { return rate.has_value(); }
 };

@@ -11,13 +11,13 @@ namespace barrage::coordinator {
 
 // Whether the client kept the schedule (DESIGN.md section 7, "client fidelity").
 struct ClientFidelity {
-  double schedule_lag_p50_ms = 0;   // timer lateness of arrivals dispatched on time
+  double schedule_lag_p50_ms = 0;  // timer lateness of arrivals dispatched on time
   double schedule_lag_p99_ms = 0;
-  uint64_t dropped_arrivals = 0;    // scheduled inside the run, never sent
+  uint64_t dropped_arrivals = 0;         // scheduled inside the run, never sent
   uint64_t engine_limited_arrivals = 0;  // waited for the engine's own in-flight limit
-  double agent_cpu = 0;             // worker CPU time / (wall time x threads), 0..1
+  double agent_cpu = 0;                  // worker CPU time / (wall time x threads), 0..1
   bool client_limited = false;
-  std::string reason;               // why, when client_limited
+  std::string reason;  // why, when client_limited
 };
 
 // A finished (or interrupted) run, ready to be reported.
@@ -25,8 +25,8 @@ struct RunReport {
   const RunOptions* options = nullptr;
   RunStats stats;
   ClientFidelity fidelity;
-  common::Nanos wall_start = 0;  // realtime at measurement start, for "date"
-  bool interrupted = false;      // Ctrl-C
+  common::Nanos wall_start = 0;       // realtime at measurement start, for "date"
+  bool interrupted = false;           // Ctrl-C
   std::vector<std::string> problems;  // reconciliation mismatches and other faults, never hidden
   std::string version;
 };

@@ -15,7 +15,7 @@ namespace barrage::coordinator {
 
 // What the merger knows of one agent.
 struct AgentProgress {
-  uint64_t records = 0;          // records merged from this agent
+  uint64_t records = 0;  // records merged from this agent
   v1::Heartbeat last_heartbeat;
   bool finished = false;
   v1::Finished finished_message;

@@ -13,10 +13,10 @@ namespace barrage::coordinator {
 struct RunOptions {
   common::TestPlan plan;
   std::vector<double> percentiles = {50, 90, 95, 99};  // sorted, unique, each in (0, 100)
-  std::string save_result;   // result JSON path, "" for none
-  std::string save_records;  // records path (.jsonl or .csv), "" for none
+  std::string save_result;                             // result JSON path, "" for none
+  std::string save_records;                            // records path (.jsonl or .csv), "" for none
   std::vector<Threshold> thresholds;
-  bool quiet = false;        // no progress lines, summary still printed
+  bool quiet = false;  // no progress lines, summary still printed
   // The command line as given (without secrets), for the result's config echo.
   std::vector<std::string> argv;
 };
