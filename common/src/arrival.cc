@@ -17,7 +17,13 @@ uint64_t SplitMix64(uint64_t& state) {
 uint64_t RotateLeft(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 Nanos SecondsToNanos(double seconds) {
-  return static_cast<Nanos>(std::llround(seconds * static_cast<double>(kNanosPerSecond)));
+  // Saturates instead of overflowing: an arrival beyond ~292 years (or a NaN from a rate the
+  // plan validation refuses) lies after any run's end, never before it.
+  const double nanos = seconds * static_cast<double>(kNanosPerSecond);
+  if (!(nanos < 9.2e18)) {
+    return INT64_MAX;
+  }
+  return static_cast<Nanos>(std::llround(nanos));
 }
 
 // wrk2's schedule: arrival i at exactly i / rate. Computed from the index, not summed, so
@@ -145,6 +151,11 @@ absl::StatusOr<ArrivalKind> ParseArrivalKind(std::string_view text) {
 
 ArrivalProcessPtr MakeArrivalProcess(ArrivalKind kind, double rate, double burstiness,
                                      uint64_t seed) {
+  // ValidatePlan refuses a non-positive shape; treating it as Poisson here only keeps the gamma
+  // sampler from rejecting forever if a caller skipped validation.
+  if (!(burstiness > 0) || !std::isfinite(burstiness)) {
+    burstiness = 1.0;
+  }
   switch (kind) {
     case ArrivalKind::kConstant:
       return std::make_unique<ConstantArrivals>(rate);
@@ -162,7 +173,8 @@ ArrivalProcessPtr MakeSlicedArrivals(ArrivalProcessPtr base, uint32_t slice_inde
   if (slice_count <= 1) {
     return base;
   }
-  return std::make_unique<SlicedArrivals>(std::move(base), slice_index, slice_count);
+  // An index outside [0, slice_count) would never match and Next() would spin forever.
+  return std::make_unique<SlicedArrivals>(std::move(base), slice_index % slice_count, slice_count);
 }
 
 Rng::Rng(uint64_t seed) {

@@ -100,11 +100,24 @@ double LatencyHistogram::Stddev() const {
   if (count_ == 0) {
     return 0.0;
   }
-  // n * sum_sq - sum^2 is exact in 128 bits while it fits (values up to ~2^44 ns, counts up to
-  // billions); fall back to long double beyond that.
-  const long double n = static_cast<long double>(count_);
-  const long double mean = static_cast<long double>(sum_) / n;
-  const long double variance = static_cast<long double>(sum_sq_) / n - mean * mean;
+  // n^2 * variance = n * sum_sq - sum^2, computed exactly in 128 bits while n * sum_sq fits
+  // (it does for any realistic run: 10^9 samples of 10 s each), so a tight cluster of large
+  // values keeps its small deviation instead of losing it to cancellation.
+  const unsigned __int128 n = count_;
+  const unsigned __int128 sum = sum_;
+  constexpr unsigned __int128 kMax = ~static_cast<unsigned __int128>(0);
+  if (sum_sq_ <= kMax / n) {
+    const unsigned __int128 product = n * sum_sq_;
+    const unsigned __int128 square = sum * sum;
+    if (product <= square) {
+      return 0.0;
+    }
+    const long double n_squared = static_cast<long double>(count_) * count_;
+    return static_cast<double>(std::sqrt(static_cast<long double>(product - square) / n_squared));
+  }
+  const long double count = static_cast<long double>(count_);
+  const long double mean = static_cast<long double>(sum_) / count;
+  const long double variance = static_cast<long double>(sum_sq_) / count - mean * mean;
   return variance <= 0 ? 0.0 : static_cast<double>(std::sqrt(variance));
 }
 
@@ -112,11 +125,15 @@ uint64_t LatencyHistogram::ValueAtPercentile(double percentile) const {
   if (count_ == 0) {
     return 0;
   }
-  percentile = std::clamp(percentile, 0.0, 100.0);
-  // Nearest rank: the smallest rank r with r >= p/100 * n. The small epsilon keeps
-  // 99.9/100 * 15000 = 14985.000000000002 at rank 14985, as exact arithmetic would.
+  if (!(percentile > 0)) {  // also NaN
+    percentile = 0;
+  }
+  percentile = std::min(percentile, 100.0);
+  // Nearest rank: the smallest rank r with r >= p/100 * n. The relative epsilon keeps
+  // 99.9/100 * 15000 = 14985.000000000002 at rank 14985, as exact arithmetic would, at any n.
   const double wanted = percentile / 100.0 * static_cast<double>(count_);
-  uint64_t rank = static_cast<uint64_t>(std::ceil(wanted - 1e-9));
+  const double rounded = std::ceil(wanted - std::max(1e-9, wanted * 1e-12));
+  uint64_t rank = rounded < 1 ? 1 : static_cast<uint64_t>(std::min(rounded, 1.8e19));
   rank = std::clamp<uint64_t>(rank, 1, count_);
   uint64_t seen = 0;
   for (int i = 0; i < kBucketCount; ++i) {
@@ -161,10 +178,18 @@ absl::Status LatencyHistogram::MergeProto(const v1::Histogram& in) {
     if (in.bucket_index(i) >= static_cast<uint32_t>(kBucketCount)) {
       return absl::InvalidArgumentError("histogram bucket index out of range");
     }
-    total += in.bucket_count(i);
+    if (__builtin_add_overflow(total, in.bucket_count(i), &total)) {
+      return absl::InvalidArgumentError("histogram bucket counts overflow");
+    }
   }
   if (total != in.count()) {
     return absl::InvalidArgumentError("histogram buckets do not add up to its count");
+  }
+  if (in.count() > 0 && (in.min() > in.max() || in.max() > kMaxValue)) {
+    return absl::InvalidArgumentError("histogram min/max out of range");
+  }
+  if (__builtin_add_overflow(count_, in.count(), &total)) {
+    return absl::InvalidArgumentError("merged histogram count would overflow");
   }
   if (in.count() == 0) {
     return absl::OkStatus();

@@ -17,6 +17,17 @@ bool FitsNanos(uint64_t value) {
 
 void EncodeRecordBatch(std::span<const RequestRecord> records, v1::RecordBatch* out) {
   out->Clear();  // keeps the repeated fields' capacity
+  const int n = static_cast<int>(records.size());
+  out->mutable_scheduled_delta_ns()->Reserve(n);
+  out->mutable_arrival_index_delta()->Reserve(n);
+  for (auto* column : {out->mutable_queue_ns(), out->mutable_ttfb_ns(), out->mutable_duration_ns(),
+                       out->mutable_bytes_in(), out->mutable_bytes_out(), out->mutable_dns_ns(),
+                       out->mutable_connect_ns(), out->mutable_tls_ns(), out->mutable_send_ns(),
+                       out->mutable_wait_ns(), out->mutable_receive_ns()}) {
+    column->Reserve(n);
+  }
+  out->mutable_status()->Reserve(n);
+  out->mutable_error()->Reserve(n);
   Nanos previous_scheduled = 0;
   uint64_t previous_index = 0;
   for (const RequestRecord& record : records) {
@@ -56,7 +67,12 @@ absl::Status DecodeRecordBatch(const v1::RecordBatch& batch, std::vector<Request
       return absl::InvalidArgumentError("record batch columns differ in length");
     }
   }
-  out->reserve(out->size() + static_cast<size_t>(n));
+  const size_t original_size = out->size();
+  const auto fail = [&](const char* why) {
+    out->resize(original_size);  // all or nothing: no half batch is left behind
+    return absl::InvalidArgumentError(why);
+  };
+  out->reserve(original_size + static_cast<size_t>(n));
   Nanos scheduled = 0;
   uint64_t arrival_index = 0;
   for (int i = 0; i < n; ++i) {
@@ -65,25 +81,32 @@ absl::Status DecodeRecordBatch(const v1::RecordBatch& batch, std::vector<Request
                                   batch.send_ns(i),  batch.wait_ns(i),    batch.receive_ns(i)};
     for (uint64_t duration : durations) {
       if (!FitsNanos(duration)) {
-        return absl::InvalidArgumentError("record batch holds an out-of-range duration");
+        return fail("record batch holds an out-of-range duration");
       }
     }
     if (batch.status(i) > 999) {
-      return absl::InvalidArgumentError("record batch holds an HTTP status above 999");
+      return fail("record batch holds an HTTP status above 999");
     }
     const int error = batch.error(i);
     if (error < 0 || error >= kErrorClassCount) {
-      return absl::InvalidArgumentError("record batch holds an unknown error class");
+      return fail("record batch holds an unknown error class");
     }
     RequestRecord record;
-    scheduled += batch.scheduled_delta_ns(i);
+    // A hostile or corrupt batch must not overflow the signed instants (undefined behaviour).
+    if (__builtin_add_overflow(scheduled, batch.scheduled_delta_ns(i), &scheduled) ||
+        __builtin_add_overflow(scheduled, static_cast<Nanos>(batch.queue_ns(i)), &record.start) ||
+        __builtin_add_overflow(record.start, static_cast<Nanos>(batch.duration_ns(i)),
+                               &record.end)) {
+      return fail("record batch holds an instant out of range");
+    }
+    if (batch.ttfb_ns(i) > 0 &&
+        __builtin_add_overflow(record.start, static_cast<Nanos>(batch.ttfb_ns(i) - 1),
+                               &record.ttfb)) {
+      return fail("record batch holds a first-byte instant out of range");
+    }
     arrival_index += static_cast<uint64_t>(batch.arrival_index_delta(i));
     record.arrival_index = arrival_index;
     record.scheduled = scheduled;
-    record.start = scheduled + static_cast<Nanos>(batch.queue_ns(i));
-    record.ttfb =
-        batch.ttfb_ns(i) > 0 ? record.start + static_cast<Nanos>(batch.ttfb_ns(i)) - 1 : 0;
-    record.end = record.start + static_cast<Nanos>(batch.duration_ns(i));
     record.status = static_cast<uint16_t>(batch.status(i));
     record.error = static_cast<ErrorClass>(error);
     record.bytes_in = batch.bytes_in(i);

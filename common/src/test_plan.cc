@@ -25,6 +25,12 @@ absl::Status ValidatePlan(const TestPlan& plan) {
       !(load.burstiness > 0 && std::isfinite(load.burstiness))) {
     return absl::InvalidArgumentError("--burstiness: must be a positive number (1.0 is Poisson)");
   }
+  if (load.warmup < 0) {
+    return absl::InvalidArgumentError("--warmup: must be 0 or a positive duration");
+  }
+  if (load.grace < 0) {
+    return absl::InvalidArgumentError("--grace: must be 0 or a positive duration");
+  }
   if (load.timeout <= 0) {
     return absl::InvalidArgumentError("--timeout: must be a positive duration, e.g. 30s");
   }

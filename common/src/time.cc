@@ -58,9 +58,9 @@ std::string FormatDuration(Nanos duration) {
   if (duration % kNanosPerSecond == 0) {
     std::snprintf(buffer, sizeof buffer, "%llds",
                   static_cast<long long>(duration / kNanosPerSecond));
-  } else if (duration >= kNanosPerSecond) {
+  } else if (duration >= kNanosPerSecond - kNanosPerMilli / 2) {  // no "1e+03ms"
     std::snprintf(buffer, sizeof buffer, "%.3fs", static_cast<double>(duration) / kNanosPerSecond);
-  } else if (duration >= kNanosPerMilli) {
+  } else if (duration >= kNanosPerMilli - kNanosPerMicro / 2) {
     std::snprintf(buffer, sizeof buffer, "%.3gms", static_cast<double>(duration) / kNanosPerMilli);
   } else {
     std::snprintf(buffer, sizeof buffer, "%.3gus", static_cast<double>(duration) / kNanosPerMicro);
