@@ -1,11 +1,14 @@
 #include "barrage/coordinator/cli.h"
 
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -140,32 +143,43 @@ std::vector<double> ParsePercentiles(const std::string& flag, const std::string&
   return percentiles;
 }
 
-// Fails unless `path` can be written, without creating or truncating anything.
+// Fails unless `path` can be written. Opens it as the writer will, but never truncates an
+// existing file and removes a file it had to create, so a refused or checked path is left as it
+// was. access(2) is not enough: root passes it for read-only places such as /proc.
 void CheckWritable(const std::string& flag, const std::string& path) {
   namespace fs = std::filesystem;
+  if (path.empty()) Fail(flag, "needs a file name");
   std::error_code error;
   const fs::path file(path);
   if (fs::is_directory(file, error)) Fail(flag, "'" + path + "' is a directory");
-  if (fs::exists(file, error)) {
-    if (access(path.c_str(), W_OK) != 0) Fail(flag, "cannot write '" + path + "' (permission)");
-    return;
-  }
   fs::path directory = file.parent_path();
   if (directory.empty()) directory = ".";
   if (!fs::is_directory(directory, error)) {
     Fail(flag,
          "cannot write '" + path + "': directory '" + directory.string() + "' does not exist");
   }
-  if (access(directory.c_str(), W_OK | X_OK) != 0) {
-    Fail(flag,
-         "cannot write '" + path + "': directory '" + directory.string() + "' is not writable");
+  // O_NONBLOCK: a FIFO with no reader must not hang the check.
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) {
+    close(fd);
+    return;
   }
+  if (errno == ENOENT) {
+    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      close(fd);
+      unlink(path.c_str());
+      return;
+    }
+  }
+  Fail(flag, "cannot write '" + path + "': " + std::strerror(errno));
 }
 
 std::string ReadBodyFile(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error))
+  if (std::filesystem::is_directory(path, error)) {
     Fail("--body-file", "'" + path + "' is a directory");
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) Fail("--body-file", "cannot read '" + path + "' (missing or not readable)");
   return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
@@ -180,19 +194,28 @@ std::string NowForFileName() {
   return text;
 }
 
-// Headers whose values must not reach the result's argv echo.
+// Headers whose values must not reach the result's argv echo: credentials by any usual name.
 bool IsSecretHeader(const std::string& header) {
   std::string name = header.substr(0, header.find(':'));
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  name.erase(name.find_last_not_of(' ') + 1);
-  return name == "authorization" || name == "proxy-authorization" || name == "x-api-key" ||
-         name == "api-key" || name == "cookie";
+  for (std::string_view word :
+       {"auth", "key", "token", "secret", "cookie", "password", "credential", "session"}) {
+    if (name.find(word) != std::string::npos) return true;
+  }
+  return false;
 }
 
-// The flags as given: each is a (canonical flag, value) pair in order.
+// One flag as given.
+struct FlagValue {
+  std::string flag;     // canonical spelling, e.g. --rate for --request-rate
+  std::string spelled;  // as typed, for messages
+  std::string value;
+};
+
+// The flags as given, in order.
 struct RawFlags {
-  std::vector<std::pair<std::string, std::string>> values;
+  std::vector<FlagValue> values;
   bool help = false;
   bool quiet = false;
   bool save_result_switch = false;  // --save-result with no value (vLLM's form)
@@ -201,35 +224,61 @@ struct RawFlags {
 RawFlags Tokenize(const std::vector<std::string>& args) {
   RawFlags raw;
   for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
+    std::string spelled = args[i];
     std::optional<std::string> value;
-    if (flag == "-h") flag = "--help";
-    if (!flag.starts_with("--")) Fail(flag, "unexpected argument (flags start with --)");
-    if (const size_t equals = flag.find('='); equals != std::string::npos) {
-      value = flag.substr(equals + 1);
-      flag = flag.substr(0, equals);
+    if (spelled == "-h") spelled = "--help";
+    if (!spelled.starts_with("--")) Fail(spelled, "unexpected argument (flags start with --)");
+    if (const size_t equals = spelled.find('='); equals != std::string::npos) {
+      value = spelled.substr(equals + 1);
+      spelled = spelled.substr(0, equals);
     }
+    std::string flag = spelled;
     if (auto alias = Aliases().find(flag); alias != Aliases().end()) flag = alias->second;
     if (std::find(KnownFlags().begin(), KnownFlags().end(), flag) == KnownFlags().end()) {
-      Fail(flag, "unknown flag (see barrage run --help)");
+      Fail(spelled, "unknown flag (see barrage run --help)");
     }
     if (IsSwitch(flag)) {
-      if (value) Fail(flag, "takes no value");
+      if (value) Fail(spelled, "takes no value");
       (flag == "--help" ? raw.help : raw.quiet) = true;
       continue;
     }
     if (!value) {
+      // vLLM's --save-result is a switch; ours takes a path. The switch form is --save-result
+      // followed by another flag or by nothing.
       const bool next_is_value = i + 1 < args.size() && !args[i + 1].starts_with("--");
       if (flag == "--save-result" && !next_is_value) {
         raw.save_result_switch = true;
         continue;
       }
-      if (i + 1 >= args.size()) Fail(flag, "needs a value");
+      if (i + 1 >= args.size()) Fail(spelled, "needs a value");
       value = args[++i];
     }
-    raw.values.emplace_back(flag, *value);
+    raw.values.push_back(FlagValue{flag, spelled, *value});
   }
   return raw;
+}
+
+// vLLM's default result name, with "barrage" for its backend and model:
+// barrage-<rate>qps[-concurrency<C>]-<YYYYMMDD-HHMMSS>.json.
+std::string DefaultResultName(const common::LoadSpec& load) {
+  char rate[32] = "inf";
+  if (load.rate) std::snprintf(rate, sizeof rate, "%g", *load.rate);
+  return "barrage-" + std::string(rate) + "qps" +
+         (load.concurrency > 0 ? "-concurrency" + std::to_string(load.concurrency) : "") + "-" +
+         NowForFileName() + ".json";
+}
+
+// The first directory of `directory` that does not exist yet ("" if all do): what creating it
+// adds, so a refused run can take it away again.
+std::filesystem::path FirstMissing(const std::filesystem::path& directory) {
+  std::error_code error;
+  std::filesystem::path first_missing;
+  for (std::filesystem::path at = directory; !at.empty() && !std::filesystem::exists(at, error);
+       at = at.parent_path()) {
+    first_missing = at;
+    if (at == at.parent_path()) break;
+  }
+  return first_missing;
 }
 
 RunOptions Build(const RawFlags& raw, unsigned default_threads) {
@@ -244,26 +293,36 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
   std::string result_dir;
   std::string result_filename;
   std::vector<std::string> thresholds;
-  std::map<std::string, int> seen;
+  std::map<std::string, std::string> seen;  // canonical flag -> spelling first used
 
-  for (const auto& [flag, value] : raw.values) {
+  for (const auto& [flag, spelled, value] : raw.values) {
     const bool repeatable = flag == "--header" || flag == "--threshold";
-    if (!repeatable && ++seen[flag] > 1) Fail(flag, "given more than once");
+    if (!repeatable) {
+      const auto [first, inserted] = seen.emplace(flag, spelled);
+      if (!inserted) {
+        Fail(spelled, first->second == spelled
+                          ? "given more than once"
+                          : "given more than once (" + first->second + " is the same flag)");
+      }
+    }
     if (flag == "--url") {
       absl::StatusOr<common::Url> url = common::ParseUrl(value);
-      if (!url.ok()) Fail(flag, std::string(url.status().message()));
+      if (!url.ok()) Fail(spelled, std::string(url.status().message()));
       plan.request.url = value;
     } else if (flag == "--method") {
       if (value.empty() || !std::all_of(value.begin(), value.end(), [](unsigned char c) {
             return std::isupper(c) || c == '-' || c == '_';
           })) {
-        Fail(flag, "'" + value + "' is not an HTTP method (e.g. GET, POST, PUT)");
+        Fail(spelled, "'" + value + "' is not an HTTP method (e.g. GET, POST, PUT)");
       }
       plan.request.method = value;
     } else if (flag == "--header") {
       const size_t colon = value.find(':');
       if (colon == std::string::npos || colon == 0 || value.find_first_of(" \t") < colon) {
-        Fail(flag, "'" + value + "' is not 'Name: value'");
+        Fail(spelled, "'" + value + "' is not 'Name: value'");
+      }
+      if (value.find_first_of("\r\n") != std::string::npos) {
+        Fail(spelled, "'" + value + "' contains a line break");
       }
       plan.request.headers.push_back(value);
     } else if (flag == "--body") {
@@ -271,50 +330,55 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
     } else if (flag == "--body-file") {
       body_file = value;
     } else if (flag == "--rate") {
-      if (value != "inf") load.rate = ParsePositiveNumber(flag, value);
+      if (value != "inf") load.rate = ParsePositiveNumber(spelled, value);
     } else if (flag == "--arrival") {
       absl::StatusOr<common::ArrivalKind> kind = common::ParseArrivalKind(value);
-      if (!kind.ok()) Fail(flag, std::string(kind.status().message()));
+      if (!kind.ok()) Fail(spelled, std::string(kind.status().message()));
       arrival = *kind;
     } else if (flag == "--burstiness") {
-      burstiness = ParsePositiveNumber(flag, value);
+      burstiness = ParsePositiveNumber(spelled, value);
     } else if (flag == "--concurrency") {
-      const uint64_t concurrency = ParseCount(flag, value, /*allow_zero=*/false);
-      if (concurrency > 1'000'000) Fail(flag, "must be at most 1000000");
+      const uint64_t concurrency = ParseCount(spelled, value, /*allow_zero=*/false);
+      if (concurrency > 1'000'000) Fail(spelled, "must be at most 1000000");
       load.concurrency = static_cast<uint32_t>(concurrency);
     } else if (flag == "--duration") {
-      load.duration = ParseDurationFlag(flag, value, /*allow_zero=*/false);
+      load.duration = ParseDurationFlag(spelled, value, /*allow_zero=*/false);
     } else if (flag == "--requests") {
-      load.requests = ParseCount(flag, value, /*allow_zero=*/false);
+      load.requests = ParseCount(spelled, value, /*allow_zero=*/false);
     } else if (flag == "--warmup") {
-      load.warmup = ParseDurationFlag(flag, value, /*allow_zero=*/true);
+      load.warmup = ParseDurationFlag(spelled, value, /*allow_zero=*/true);
     } else if (flag == "--timeout") {
-      load.timeout = ParseDurationFlag(flag, value, /*allow_zero=*/false);
+      load.timeout = ParseDurationFlag(spelled, value, /*allow_zero=*/false);
     } else if (flag == "--grace") {
-      load.grace = ParseDurationFlag(flag, value, /*allow_zero=*/true);
+      load.grace = ParseDurationFlag(spelled, value, /*allow_zero=*/true);
     } else if (flag == "--seed") {
-      load.seed = ParseCount(flag, value, /*allow_zero=*/true);
+      load.seed = ParseCount(spelled, value, /*allow_zero=*/true);
     } else if (flag == "--threads") {
-      const uint64_t threads = ParseCount(flag, value, /*allow_zero=*/false);
-      if (threads > 1024) Fail(flag, "must be at most 1024");
+      const uint64_t threads = ParseCount(spelled, value, /*allow_zero=*/false);
+      if (threads > 1024) Fail(spelled, "must be at most 1024");
       load.threads = static_cast<uint32_t>(threads);
     } else if (flag == "--percentiles") {
-      options.percentiles = ParsePercentiles(flag, value);
+      options.percentiles = ParsePercentiles(spelled, value);
     } else if (flag == "--save-result") {
+      if (value.empty()) Fail(spelled, "needs a file name");
       options.save_result = value;
     } else if (flag == "--save-records") {
+      if (value.empty()) Fail(spelled, "needs a file name");
       options.save_records = value;
     } else if (flag == "--threshold") {
       thresholds.push_back(value);
     } else if (flag == "--result-dir") {
+      if (value.empty()) Fail(spelled, "needs a directory");
       result_dir = value;
     } else if (flag == "--result-filename") {
+      if (value.empty()) Fail(spelled, "needs a file name");
       result_filename = value;
     }
   }
 
-  if (plan.request.url.empty())
+  if (plan.request.url.empty()) {
     Fail("--url", "missing; give the target, e.g. http://127.0.0.1:8080/");
+  }
   if (body && body_file) Fail("--body-file", "give either --body or --body-file, not both");
   if (body) plan.request.body = *body;
   if (body_file) plan.request.body = ReadBodyFile(*body_file);
@@ -340,35 +404,6 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
   if (!load.rate && load.concurrency == 0) load.concurrency = 10;
   if (load.duration == 0 && load.requests == 0) load.duration = 10 * common::kNanosPerSecond;
 
-  if (raw.save_result_switch || !result_dir.empty() || !result_filename.empty()) {
-    if (!raw.save_result_switch && options.save_result.empty()) {
-      Fail(result_dir.empty() ? "--result-filename" : "--result-dir",
-           "needs --save-result (as in vllm bench serve)");
-    }
-    std::string name = !result_filename.empty() ? result_filename : options.save_result;
-    if (name.empty()) {
-      char rate[32] = "inf";
-      if (load.rate) std::snprintf(rate, sizeof rate, "%g", *load.rate);
-      name = "http-" + std::string(rate) + "qps" +
-             (load.concurrency > 0 ? "-concurrency" + std::to_string(load.concurrency) : "") + "-" +
-             NowForFileName() + ".json";
-    }
-    if (!result_dir.empty()) {
-      std::error_code error;
-      std::filesystem::create_directories(result_dir, error);
-      if (error) Fail("--result-dir", "cannot create '" + result_dir + "': " + error.message());
-      name = (std::filesystem::path(result_dir) / name).string();
-    }
-    options.save_result = name;
-  }
-  if (!options.save_result.empty()) CheckWritable("--save-result", options.save_result);
-  if (!options.save_records.empty()) {
-    const std::string& path = options.save_records;
-    if (!path.ends_with(".jsonl") && !path.ends_with(".csv")) {
-      Fail("--save-records", "'" + path + "' must end in .jsonl or .csv (that picks the format)");
-    }
-    CheckWritable("--save-records", path);
-  }
   for (const std::string& text : thresholds) {
     absl::StatusOr<Threshold> threshold = ParseThreshold(text, options.percentiles);
     if (!threshold.ok()) {
@@ -378,9 +413,50 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
     options.thresholds.push_back(*threshold);
   }
   options.quiet = raw.quiet;
-
   if (absl::Status valid = common::ValidatePlan(plan); !valid.ok()) {
     Fail("", std::string(valid.message()));
+  }
+
+  // Output paths last: everything else is known good, so a directory made here for --result-dir
+  // is only taken away again when the output path itself is refused.
+  std::filesystem::path created;
+  try {
+    if (raw.save_result_switch || !result_dir.empty() || !result_filename.empty()) {
+      if (!raw.save_result_switch && options.save_result.empty()) {
+        Fail(seen.count("--result-dir") != 0 ? seen["--result-dir"] : seen["--result-filename"],
+             "needs --save-result (as in vllm bench serve)");
+      }
+      std::string name = !result_filename.empty() ? result_filename : options.save_result;
+      if (name.empty()) name = DefaultResultName(load);
+      if (!result_dir.empty()) {
+        std::error_code error;
+        if (std::filesystem::exists(result_dir, error) &&
+            !std::filesystem::is_directory(result_dir, error)) {
+          Fail("--result-dir", "'" + result_dir + "' is not a directory");
+        }
+        created = FirstMissing(result_dir);
+        std::filesystem::create_directories(result_dir, error);
+        if (error) Fail("--result-dir", "cannot create '" + result_dir + "': " + error.message());
+        name = (std::filesystem::path(result_dir) / name).string();
+      }
+      options.save_result = name;
+    }
+    if (!options.save_result.empty()) CheckWritable("--save-result", options.save_result);
+    if (!options.save_records.empty()) {
+      const std::string& path = options.save_records;
+      if (!path.ends_with(".jsonl") && !path.ends_with(".csv")) {
+        Fail("--save-records", "'" + path + "' must end in .jsonl or .csv (that picks the format)");
+      }
+      if (std::filesystem::path(path).lexically_normal() ==
+          std::filesystem::path(options.save_result).lexically_normal()) {
+        Fail("--save-records", "'" + path + "' is also the --save-result file");
+      }
+      CheckWritable("--save-records", path);
+    }
+  } catch (const UsageError&) {
+    std::error_code error;
+    if (!created.empty()) std::filesystem::remove_all(created, error);
+    throw;
   }
   return options;
 }
@@ -395,6 +471,21 @@ std::vector<std::string> RedactedArgv(const std::vector<std::string>& args) {
     }
   }
   return argv;
+}
+
+// One line, whatever the user typed: control characters in echoed values become \xNN.
+std::string OneLine(const std::string& text) {
+  std::string line;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      line += escaped;
+    } else {
+      line += static_cast<char>(c);
+    }
+  }
+  return line;
 }
 
 }  // namespace
@@ -413,9 +504,10 @@ ParsedRun ParseRunArgs(const std::vector<std::string>& args, unsigned default_th
     parsed.options.argv = RedactedArgv(args);
     parsed.proceed = true;
   } catch (const UsageError& error) {
-    err << "barrage run: ";
-    if (!error.flag.empty()) err << error.flag << ": ";
-    err << error.message << '\n';
+    std::string line = "barrage run: ";
+    if (!error.flag.empty()) line += error.flag + ": ";
+    line += error.message;
+    err << OneLine(line) << '\n';
     parsed.exit_code = 1;
   }
   return parsed;

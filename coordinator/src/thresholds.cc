@@ -46,8 +46,24 @@ bool IsResultKey(std::string_view metric, const std::vector<double>& percentiles
   if (!known_metric) return false;
   if (statistic == "mean" || statistic == "median" || statistic == "std") return true;
   if (statistic.size() < 2 || statistic[0] != 'p') return false;
+  const std::string_view digits = statistic.substr(1);
   for (double percentile : percentiles) {
-    if (statistic.substr(1) == PercentileWord(percentile)) return true;
+    if (digits == PercentileWord(percentile)) return true;
+  }
+  double asked = 0;
+  const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), asked);
+  if (parsed.ec != std::errc() || parsed.ptr != digits.data() + digits.size()) return false;
+  if (!(asked > 0 && asked < 100)) {
+    *why = "percentile " + std::string(digits) + " is outside (0, 100)";
+    return false;
+  }
+  for (double percentile : percentiles) {
+    if (asked == percentile) {
+      // Same number, other spelling (p50.0): the result key is spelled as vLLM does.
+      *why = "the result spells this key p" + PercentileWord(percentile) + "_" + std::string(name) +
+             "_ms";
+      return false;
+    }
   }
   *why = "the result has no " + std::string(statistic) +
          " key because that percentile was not requested; add " + std::string(statistic.substr(1)) +
