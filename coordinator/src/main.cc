@@ -1,5 +1,6 @@
 // The `barrage` command: subcommands run, version, help.
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -13,6 +14,7 @@
 #define BARRAGE_VERSION "0.0.0"
 #endif
 
+namespace barrage::coordinator {
 namespace {
 
 constexpr const char* kUsage = R"(barrage: a distributed HTTP and LLM load generator
@@ -24,10 +26,14 @@ Usage:
 )";
 
 int Main(const std::vector<std::string>& args) {
-  using namespace barrage::coordinator;
-  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+  if (args.empty()) {
+    // Nothing asked: a usage error, so the text goes where errors go.
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::cout << kUsage;
-    return args.empty() ? kExitUsage : kExitOk;
+    return kExitOk;
   }
   if (args[0] == "version" || args[0] == "--version") {
     std::cout << "barrage " << BARRAGE_VERSION << '\n';
@@ -37,7 +43,9 @@ int Main(const std::vector<std::string>& args) {
     const std::vector<std::string> run_args(args.begin() + 1, args.end());
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     ParsedRun parsed = ParseRunArgs(run_args, cores, std::cout, std::cerr);
-    if (!parsed.proceed) return parsed.exit_code;
+    if (!parsed.proceed) {
+      return parsed.exit_code;
+    }
     return RunCommand(parsed.options, std::cout, std::cerr);
   }
   std::cerr << "barrage: '" << args[0] << "' is not a command; try barrage help\n";
@@ -45,10 +53,11 @@ int Main(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+}  // namespace barrage::coordinator
 
 int main(int argc, char** argv) {
   try {
-    return Main(std::vector<std::string>(argv + 1, argv + argc));
+    return barrage::coordinator::Main(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const std::exception& error) {
     std::cerr << "barrage: internal error: " << error.what() << '\n';
   } catch (...) {

@@ -97,7 +97,7 @@ void FormatLine(const common::RequestRecord& record, bool csv, LineBuilder& line
         line.Number(value);
         break;
       case Column::Kind::kNumberOrNull:
-        if (value > 0) {
+        if (value != 0) {
           line.Number(value);
         } else {
           line.Text(none);

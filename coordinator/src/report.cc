@@ -77,9 +77,8 @@ double RequestThroughput(const RunStats& stats) {
 }
 
 double ErrorRate(const RunStats& stats) {
-  return stats.total() > 0
-             ? static_cast<double>(stats.failed) / static_cast<double>(stats.total())
-             : 0;
+  return stats.total() > 0 ? static_cast<double>(stats.failed) / static_cast<double>(stats.total())
+                           : 0;
 }
 
 std::string Centered(std::string_view text, char fill) {
