@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,6 +140,10 @@ class HttpWorker::Impl {
  private:
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* user, void* socket_data);
   static int OnCurlTimer(CURLM* multi, long timeout_ms, void* user);
+  static curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address);
+  static int OnCloseSocket(void* user, curl_socket_t fd);
+  void TrackSocket(size_t index);
+  void OnCurlTimerFired();
   static size_t OnHeader(char* data, size_t size, size_t count, void* user);
   static size_t OnBody(char* data, size_t size, size_t count, void* user);
 
@@ -170,6 +175,11 @@ class HttpWorker::Impl {
   Nanos schedule_armed_at_ = kNever;
   int stop_fd_ = -1;
   bool curl_timeout_due_ = false;
+  Nanos curl_deadline_ = kNever;               // when curl last asked to be driven
+  Nanos curl_timer_armed_at_ = kNever;         // what curl_timer_fd_ is set to; may be earlier
+  std::vector<uint32_t> socket_events_;        // by fd: epoll events registered, 0 if none
+  std::vector<uint8_t> socket_watched_;        // by fd: whether curl wants events from it now
+  std::vector<uint8_t> socket_is_connection_;  // by fd: made by OnOpenSocket, closed by OnClose
 
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<Slot*> free_slots_;
@@ -295,6 +305,10 @@ Slot* HttpWorker::Impl::CreateSlot() {
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Impl::OnBody);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, slot.get());
   curl_easy_setopt(easy, CURLOPT_PRIVATE, slot.get());
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &Impl::OnOpenSocket);
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
+  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &Impl::OnCloseSocket);
+  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
   if (request.method == "HEAD") {
     curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
   } else if (!request.body.empty() || request.method == "POST") {
@@ -476,39 +490,98 @@ void HttpWorker::Impl::RequestStop(Nanos grace) {
   [[maybe_unused]] ssize_t written = write(stop_fd_, &one, sizeof one);
 }
 
-int HttpWorker::Impl::OnSocket(CURL*, curl_socket_t fd, int what, void* user, void* socket_data) {
+int HttpWorker::Impl::OnSocket(CURL*, curl_socket_t fd, int what, void* user, void*) {
   auto* self = static_cast<Impl*>(user);
-  epoll_event event{};
-  event.data.fd = fd;
+  const auto index = static_cast<size_t>(fd);
+  self->TrackSocket(index);
   if (what == CURL_POLL_REMOVE) {
-    epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-    curl_multi_assign(self->multi_, fd, nullptr);
+    self->socket_watched_[index] = 0;
+    // A kept-alive connection stays in epoll between requests: its next request then costs no
+    // epoll_ctl; OnCloseSocket forgets it. Other sockets (a resolver's socketpair) curl closes
+    // without telling us, so they leave now.
+    if (!self->socket_is_connection_[index] && self->socket_events_[index] != 0) {
+      epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+      self->socket_events_[index] = 0;
+    }
     return 0;
   }
-  if (what & CURL_POLL_IN) event.events |= EPOLLIN;
-  if (what & CURL_POLL_OUT) event.events |= EPOLLOUT;
-  // curl tells us whether it already knows the socket: socket_data is what we assigned.
-  if (socket_data == nullptr) {
-    epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, fd, &event);
-    curl_multi_assign(self->multi_, fd, self);
-  } else {
-    epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, fd, &event);
-  }
+  uint32_t events = 0;
+  if (what & CURL_POLL_IN) events |= EPOLLIN;
+  if (what & CURL_POLL_OUT) events |= EPOLLOUT;
+  self->socket_watched_[index] = 1;
+  if (self->socket_events_[index] == events) return 0;
+  epoll_event event{};
+  event.events = events;
+  event.data.fd = fd;
+  epoll_ctl(self->epoll_fd_, self->socket_events_[index] == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd,
+            &event);
+  self->socket_events_[index] = events;
   return 0;
+}
+
+void HttpWorker::Impl::TrackSocket(size_t index) {
+  if (index < socket_events_.size()) return;
+  socket_events_.resize(index + 1, 0);  // only while the number of sockets grows
+  socket_watched_.resize(index + 1, 0);
+  socket_is_connection_.resize(index + 1, 0);
+}
+
+curl_socket_t HttpWorker::Impl::OnOpenSocket(void* user, curlsocktype, curl_sockaddr* address) {
+  auto* self = static_cast<Impl*>(user);
+  const curl_socket_t fd = socket(address->family, address->socktype, address->protocol);
+  if (fd == CURL_SOCKET_BAD) return fd;
+  self->TrackSocket(static_cast<size_t>(fd));
+  self->socket_is_connection_[static_cast<size_t>(fd)] = 1;
+  return fd;
+}
+
+int HttpWorker::Impl::OnCloseSocket(void* user, curl_socket_t fd) {
+  auto* self = static_cast<Impl*>(user);
+  // Closing drops the kernel's registration; the number may come back for a new socket.
+  const auto index = static_cast<size_t>(fd);
+  self->TrackSocket(index);
+  self->socket_events_[index] = 0;
+  self->socket_watched_[index] = 0;
+  self->socket_is_connection_[index] = 0;
+  return close(fd);
 }
 
 int HttpWorker::Impl::OnCurlTimer(CURLM*, long timeout_ms, void* user) {
   auto* self = static_cast<Impl*>(user);
   if (timeout_ms < 0) {
-    ArmTimerAt(self->curl_timer_fd_, kNever);
+    // An armed timer is left to fire: OnCurlTimerFired sees nothing is due.
+    self->curl_deadline_ = kNever;
   } else if (timeout_ms == 0) {
     // curl may not be re-entered from its own callback: drive it from the loop instead.
+    self->curl_deadline_ = kNever;
     self->curl_timeout_due_ = true;
   } else {
-    ArmTimerAt(self->curl_timer_fd_,
-               common::MonotonicNowNs() + Nanos{timeout_ms} * common::kNanosPerMilli);
+    self->curl_deadline_ = common::MonotonicNowNs() + Nanos{timeout_ms} * common::kNanosPerMilli;
+    // A later deadline keeps the earlier timer (it fires early and re-arms): most requests
+    // move curl's deadline later, so this saves a timerfd_settime per request.
+    if (self->curl_deadline_ < self->curl_timer_armed_at_) {
+      self->curl_timer_armed_at_ = self->curl_deadline_;
+      ArmTimerAt(self->curl_timer_fd_, self->curl_deadline_);
+    }
   }
   return 0;
+}
+
+void HttpWorker::Impl::OnCurlTimerFired() {
+  curl_timer_armed_at_ = kNever;
+  if (curl_deadline_ == kNever) return;
+  const Nanos now = common::MonotonicNowNs();
+  if (curl_deadline_ <= now) {
+    const Nanos asked = curl_deadline_;
+    int running = 0;
+    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+    // curl calls back only when its next deadline changes; if it found nothing expired (ms
+    // rounding), look again shortly.
+    if (curl_deadline_ != asked) return;
+    curl_deadline_ = now + common::kNanosPerMilli;
+  }
+  curl_timer_armed_at_ = curl_deadline_;
+  ArmTimerAt(curl_timer_fd_, curl_deadline_);
 }
 
 size_t HttpWorker::Impl::OnHeader(char*, size_t size, size_t count, void* user) {
@@ -559,13 +632,18 @@ void HttpWorker::Impl::Run() {
       const int fd = events[i].data.fd;
       if (fd == curl_timer_fd_) {
         DrainFd(fd);
-        curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+        OnCurlTimerFired();
       } else if (fd == schedule_timer_fd_) {
         DrainFd(fd);  // the loop's next pass dispatches what is due
         schedule_armed_at_ = kNever;
       } else if (fd == stop_fd_) {
         DrainFd(fd);
         BeginStop(common::MonotonicNowNs(), stop_grace_.load(std::memory_order_relaxed));
+      } else if (!socket_watched_[static_cast<size_t>(fd)]) {
+        // An idle kept-alive socket curl does not watch (the server closed it, say): stop
+        // listening, or level-triggered epoll reports it on every pass.
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+        socket_events_[static_cast<size_t>(fd)] = 0;
       } else {
         const uint32_t flags = events[i].events;
         int action = 0;

@@ -49,7 +49,7 @@ absl::Status NginxServer::WriteConfig(int port) const {
   } else {
     conf << "  access_log off;\n";
   }
-  conf << "  keepalive_requests 1000000;\n"
+  conf << "  keepalive_requests " << options_.keepalive_requests << ";\n"
        << "  keepalive_timeout 60s;\n"
        << "  default_type text/plain;\n"
        << "  server {\n"

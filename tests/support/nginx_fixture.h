@@ -18,6 +18,8 @@ class NginxServer {
   struct Options {
     // Log every request to access.log in the temp dir, so RequestCount() can count them.
     bool access_log = false;
+    // Requests nginx serves on one connection before closing it (keep-alive churn tests).
+    int keepalive_requests = 1000000;
   };
 
   NginxServer();

@@ -119,6 +119,27 @@ TEST_F(HttpWorkerTest, ClosedLoopSendsExactlyTheRequestCountAndRecordsEachOne) {
   EXPECT_EQ(indices.size(), 500u);
 }
 
+// Connections stay registered in epoll between requests; a server that closes them every few
+// requests must cost nothing but new connections: no error, no lost or stuck request.
+TEST(HttpWorkerKeepAliveTest, ServerClosingConnectionsEveryFewRequestsLosesNothing) {
+  testing::NginxServer nginx(testing::NginxServer::Options{.keepalive_requests = 3});
+  ASSERT_TRUE(nginx.Start().ok());
+  common::TestPlan plan = ClosedLoopPlan(nginx.url(), 8);
+  plan.load.requests = 600;
+  WorkerTotals totals;
+  const std::vector<RequestRecord> records = RunToEnd(ShareOf(plan), &totals);
+  ASSERT_EQ(records.size(), 600u);
+  EXPECT_EQ(totals.completed, 600u);
+  EXPECT_EQ(totals.failed, 0u);
+  uint64_t new_connections = 0;
+  for (const RequestRecord& record : records) {
+    EXPECT_TRUE(record.ok()) << common::ErrorClassName(record.error);
+    new_connections += record.phases.connect > 0 ? 1 : 0;
+  }
+  // 600 requests at 3 per connection: about 200 connections were made.
+  EXPECT_GE(new_connections, 150u);
+}
+
 TEST_F(HttpWorkerTest, OpenLoopSlicesOfTwoWorkersAddUpToTheTimeline) {
   common::TestPlan plan = OpenLoopPlan(nginx_.url(), 2000);
   plan.load.requests = 300;
