@@ -44,8 +44,7 @@ class RefusedRun final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, 
 class RunReactor final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, v1::AgentMessage>,
                          public common::AgentMessageSink {
  public:
-  RunReactor(AgentService* service, std::string peer)
-      : service_(service), peer_(std::move(peer)) {
+  RunReactor(AgentService* service, std::string peer) : service_(service), peer_(std::move(peer)) {
     last_heard_.store(common::MonotonicNowNs());
     StartRead(&incoming_);
   }
@@ -173,8 +172,8 @@ class RunReactor final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, 
                   "another agent");
       return;
     }
-    lease_timeout_ = start.lease_timeout_ns() > 0 ? start.lease_timeout_ns()
-                                                  : 5 * common::kNanosPerSecond;
+    lease_timeout_ =
+        start.lease_timeout_ns() > 0 ? start.lease_timeout_ns() : 5 * common::kNanosPerSecond;
     session_ = MakeLocalAgentSession(service_->identity().name);
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -305,8 +304,8 @@ grpc::ServerUnaryReactor* AgentService::Hello(grpc::CallbackServerContext* conte
                                               const v1::HelloRequest*, v1::AgentInfo* info) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!Authorized(*context)) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                                 "wrong or missing agent token"));
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing agent token"));
     return reactor;
   }
   info->set_name(identity_.name);

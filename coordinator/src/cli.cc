@@ -51,7 +51,13 @@ Load:
   --timeout D               per-request timeout (default 30s)
   --grace D                 after Ctrl-C, time in-flight requests get to finish (default 5s)
   --seed S                  arrival process seed (default 0)
-  --threads N               worker threads (default: number of cores)
+  --threads N               worker threads per agent (default: number of cores)
+
+Agents:
+  --agents LIST             remote barrage-agent addresses, host:port,host:port (default: an
+                            agent inside this process)
+  --agent-token-file FILE   the agents' shared secret (or the BARRAGE_AGENT_TOKEN variable)
+  --lease-timeout D         an agent that hears nothing from us for D stops (default 5s)
 
 Results:
   --percentiles LIST        e.g. 50,90,95,99 (default), each in (0,100)
@@ -84,12 +90,20 @@ const std::map<std::string, std::string>& Aliases() {
 bool IsSwitch(const std::string& flag) { return flag == "--quiet" || flag == "--help"; }
 
 const std::vector<std::string>& KnownFlags() {
-  static const auto* flags = new std::vector<std::string>{
-      "--url",      "--method",      "--header",      "--body",           "--body-file",
-      "--rate",     "--arrival",     "--burstiness",  "--concurrency",    "--duration",
-      "--requests", "--warmup",      "--timeout",     "--grace",          "--seed",
-      "--threads",  "--percentiles", "--save-result", "--save-records",   "--threshold",
-      "--quiet",    "--help",        "--result-dir",  "--result-filename"};
+  static const auto* flags = new std::vector<std::string>{"--url",          "--method",
+                                                          "--header",       "--body",
+                                                          "--body-file",    "--rate",
+                                                          "--arrival",      "--burstiness",
+                                                          "--concurrency",  "--duration",
+                                                          "--requests",     "--warmup",
+                                                          "--timeout",      "--grace",
+                                                          "--seed",         "--threads",
+                                                          "--percentiles",  "--save-result",
+                                                          "--save-records", "--threshold",
+                                                          "--quiet",        "--help",
+                                                          "--result-dir",   "--result-filename",
+                                                          "--agents",       "--agent-token-file",
+                                                          "--lease-timeout"};
   return *flags;
 }
 
@@ -173,6 +187,38 @@ void CheckWritable(const std::string& flag, const std::string& path) {
     }
   }
   Fail(flag, "cannot write '" + path + "': " + std::strerror(errno));
+}
+
+// "host:port,host:port": each must name a port; no duplicates.
+std::vector<std::string> ParseAgentList(const std::string& flag, const std::string& value) {
+  std::vector<std::string> agents;
+  std::stringstream items(value);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const size_t colon = item.rfind(':');
+    unsigned port = 0;
+    const char* port_begin = item.data() + colon + 1;
+    const auto parsed = std::from_chars(port_begin, item.data() + item.size(), port);
+    if (item.empty() || colon == std::string::npos || colon == 0 || parsed.ec != std::errc() ||
+        parsed.ptr != item.data() + item.size() || port == 0 || port > 65535) {
+      Fail(flag, "'" + item + "' is not host:port (e.g. 10.0.0.5:7070)");
+    }
+    if (std::find(agents.begin(), agents.end(), item) != agents.end()) {
+      Fail(flag, "'" + item + "' is listed twice");
+    }
+    agents.push_back(item);
+  }
+  if (agents.empty()) Fail(flag, "give at least one agent, e.g. 10.0.0.5:7070");
+  return agents;
+}
+
+std::string ReadTokenFile(const std::string& flag, const std::string& path) {
+  std::ifstream file(path);
+  if (!file) Fail(flag, "cannot read '" + path + "'");
+  std::string token((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  if (token.empty()) Fail(flag, "'" + path + "' is empty");
+  return token;
 }
 
 std::string ReadBodyFile(const std::string& path) {
@@ -351,6 +397,12 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
       load.timeout = ParseDurationFlag(spelled, value, /*allow_zero=*/false);
     } else if (flag == "--grace") {
       load.grace = ParseDurationFlag(spelled, value, /*allow_zero=*/true);
+    } else if (flag == "--agents") {
+      options.agents = ParseAgentList(spelled, value);
+    } else if (flag == "--agent-token-file") {
+      options.agent_token = ReadTokenFile(spelled, value);
+    } else if (flag == "--lease-timeout") {
+      options.lease_timeout = ParseDurationFlag(spelled, value, /*allow_zero=*/false);
     } else if (flag == "--seed") {
       load.seed = ParseCount(spelled, value, /*allow_zero=*/true);
     } else if (flag == "--threads") {
@@ -413,6 +465,11 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
     options.thresholds.push_back(*threshold);
   }
   options.quiet = raw.quiet;
+  if (options.agent_token.empty()) {
+    if (const char* token = std::getenv("BARRAGE_AGENT_TOKEN"); token != nullptr) {
+      options.agent_token = token;
+    }
+  }
   if (absl::Status valid = common::ValidatePlan(plan); !valid.ok()) {
     Fail("", std::string(valid.message()));
   }

@@ -12,6 +12,7 @@
 #include "barrage/coordinator/fidelity.h"
 #include "barrage/coordinator/progress.h"
 #include "barrage/coordinator/records_writer.h"
+#include "barrage/coordinator/remote_agent_session.h"
 #include "barrage/coordinator/report.h"
 #include "barrage/coordinator/run_merger.h"
 
@@ -51,6 +52,38 @@ absl::Status WriteResult(const std::string& path, const nlohmann::json& result) 
   return absl::OkStatus();
 }
 
+// The in-process agent, or every --agents agent connected (hello, version, clock offset).
+// Nothing is started: an agent that cannot be reached fails the run before any load is sent.
+absl::StatusOr<std::vector<common::AgentSessionPtr>> ConnectAgents(const RunOptions& options) {
+  std::vector<common::AgentSessionPtr> sessions;
+  if (options.agents.empty()) {
+    sessions.push_back(agent::MakeLocalAgentSession("local"));
+    return sessions;
+  }
+  for (const std::string& address : options.agents) {
+    RemoteAgentOptions remote;
+    remote.address = address;
+    remote.token = options.agent_token;
+    remote.lease_timeout = options.lease_timeout;
+    auto session = std::make_unique<RemoteAgentSession>(remote);
+    if (absl::Status connected = session->Connect(); !connected.ok()) {
+      return connected;
+    }
+    sessions.push_back(std::move(session));
+  }
+  return sessions;
+}
+
+Nanos StartDelay(const std::vector<common::AgentSessionPtr>& sessions) {
+  Nanos delay = kStartDelay;
+  for (const auto& session : sessions) {
+    if (auto* remote = dynamic_cast<const RemoteAgentSession*>(session.get())) {
+      delay = std::max(delay, kStartDelay + 4 * remote->round_trip());
+    }
+  }
+  return delay;
+}
+
 }  // namespace
 
 int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) {
@@ -76,29 +109,50 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous_mask);
 
   RunMerger merger(records.get());
-  common::AgentSessionPtr session = agent::MakeLocalAgentSession("local");
-  common::AgentShare share;
-  share.plan = options.plan;
-  share.concurrency = options.plan.load.concurrency;
-  share.requests = options.plan.load.requests;
+  absl::StatusOr<std::vector<common::AgentSessionPtr>> connected = ConnectAgents(options);
+  if (!connected.ok()) {
+    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+    err << "barrage run: " << connected.status().message() << '\n';
+    return kExitRunFailed;
+  }
+  std::vector<common::AgentSessionPtr> sessions = std::move(*connected);
 
-  const Nanos start_at = common::MonotonicNowNs() + kStartDelay;
+  // Every agent starts at the same instant, far enough out for the slowest to hear of it.
+  const Nanos start_at = common::MonotonicNowNs() + StartDelay(sessions);
   const Nanos measure_at = start_at + options.plan.load.warmup;
   RunReport report;
   report.options = &options;
   report.version = BARRAGE_VERSION;
   report.wall_start = common::WallNowNs() + (measure_at - common::MonotonicNowNs());
 
-  if (absl::Status started = session->Start(share, start_at, &merger); !started.ok()) {
-    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-    err << "barrage run: could not start the agent: " << started.message() << '\n';
-    return kExitRunFailed;
+  const uint32_t agent_count = static_cast<uint32_t>(sessions.size());
+  for (uint32_t i = 0; i < agent_count; ++i) {
+    common::AgentShare share;
+    share.plan = options.plan;
+    share.slice_index = i;
+    share.slice_count = agent_count;
+    share.concurrency =
+        static_cast<uint32_t>(common::IntegerShare(options.plan.load.concurrency, agent_count, i));
+    share.requests = common::IntegerShare(options.plan.load.requests, agent_count, i);
+    if (absl::Status started = sessions[i]->Start(share, start_at, &merger); !started.ok()) {
+      for (auto& session : sessions) {
+        session->Stop(0);
+      }
+      pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+      err << "barrage run: could not start agent " << sessions[i]->name() << ": "
+          << started.message() << '\n';
+      return kExitRunFailed;
+    }
   }
 
   std::atomic<bool> finished{false};
   absl::Status session_status;
   std::thread waiter([&] {
-    session_status = session->Wait();
+    for (auto& session : sessions) {
+      if (absl::Status status = session->Wait(); !status.ok() && session_status.ok()) {
+        session_status = status;
+      }
+    }
     finished.store(true, std::memory_order_release);
   });
 
@@ -118,7 +172,9 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
                                 : "\nstopping now: cancelling in-flight requests")
             << (interrupts == 1 ? common::FormatDuration(grace) + " to finish\n" : "\n");
       }
-      session->Stop(grace);
+      for (auto& session : sessions) {
+        session->Stop(grace);
+      }
     }
     const Nanos now = common::MonotonicNowNs();
     if (!options.quiet && now >= next_progress) {

@@ -33,6 +33,8 @@ void RunMerger::OnMessage(const std::string& agent_name, const v1::AgentMessage&
     case v1::AgentMessage::kFailure:
       agent.failure = message.failure().reason();
       break;
+    case v1::AgentMessage::kReady:  // the session's business, not the merge's
+    case v1::AgentMessage::kPong:
     case v1::AgentMessage::KIND_NOT_SET:
       break;
   }

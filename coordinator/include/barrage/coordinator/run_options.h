@@ -17,6 +17,10 @@ struct RunOptions {
   std::string save_records;                            // records path (.jsonl or .csv), "" for none
   std::vector<Threshold> thresholds;
   bool quiet = false;  // no progress lines, summary still printed
+  // Remote agents ("host:port" each); empty: the in-process agent.
+  std::vector<std::string> agents;
+  std::string agent_token;  // shared secret for the agents, "" for none
+  common::Nanos lease_timeout = 5 * common::kNanosPerSecond;
   // The command line as given (without secrets), for the result's config echo.
   std::vector<std::string> argv;
 };
