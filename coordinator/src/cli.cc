@@ -58,6 +58,7 @@ Agents:
                             agent inside this process)
   --agent-token-file FILE   the agents' shared secret (or the BARRAGE_AGENT_TOKEN variable)
   --lease-timeout D         an agent that hears nothing from us for D stops (default 5s)
+  --allow-partial           go on without agents that cannot be reached or are lost (exit 0)
 
 Results:
   --percentiles LIST        e.g. 50,90,95,99 (default), each in (0,100)
@@ -87,23 +88,25 @@ const std::map<std::string, std::string>& Aliases() {
 }
 
 // Flags that take no value.
-bool IsSwitch(const std::string& flag) { return flag == "--quiet" || flag == "--help"; }
+bool IsSwitch(const std::string& flag) {
+  return flag == "--quiet" || flag == "--help" || flag == "--allow-partial";
+}
 
 const std::vector<std::string>& KnownFlags() {
-  static const auto* flags = new std::vector<std::string>{"--url",          "--method",
-                                                          "--header",       "--body",
-                                                          "--body-file",    "--rate",
-                                                          "--arrival",      "--burstiness",
-                                                          "--concurrency",  "--duration",
-                                                          "--requests",     "--warmup",
-                                                          "--timeout",      "--grace",
-                                                          "--seed",         "--threads",
-                                                          "--percentiles",  "--save-result",
-                                                          "--save-records", "--threshold",
-                                                          "--quiet",        "--help",
-                                                          "--result-dir",   "--result-filename",
-                                                          "--agents",       "--agent-token-file",
-                                                          "--lease-timeout"};
+  static const auto* flags = new std::vector<std::string>{"--url",           "--method",
+                                                          "--header",        "--body",
+                                                          "--body-file",     "--rate",
+                                                          "--arrival",       "--burstiness",
+                                                          "--concurrency",   "--duration",
+                                                          "--requests",      "--warmup",
+                                                          "--timeout",       "--grace",
+                                                          "--seed",          "--threads",
+                                                          "--percentiles",   "--save-result",
+                                                          "--save-records",  "--threshold",
+                                                          "--quiet",         "--help",
+                                                          "--result-dir",    "--result-filename",
+                                                          "--agents",        "--agent-token-file",
+                                                          "--lease-timeout", "--allow-partial"};
   return *flags;
 }
 
@@ -264,6 +267,7 @@ struct RawFlags {
   std::vector<FlagValue> values;
   bool help = false;
   bool quiet = false;
+  bool allow_partial = false;
   bool save_result_switch = false;  // --save-result with no value (vLLM's form)
 };
 
@@ -285,7 +289,13 @@ RawFlags Tokenize(const std::vector<std::string>& args) {
     }
     if (IsSwitch(flag)) {
       if (value) Fail(spelled, "takes no value");
-      (flag == "--help" ? raw.help : raw.quiet) = true;
+      if (flag == "--help") {
+        raw.help = true;
+      } else if (flag == "--quiet") {
+        raw.quiet = true;
+      } else {
+        raw.allow_partial = true;
+      }
       continue;
     }
     if (!value) {
@@ -465,6 +475,7 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
     options.thresholds.push_back(*threshold);
   }
   options.quiet = raw.quiet;
+  options.allow_partial = raw.allow_partial;
   if (options.agent_token.empty()) {
     if (const char* token = std::getenv("BARRAGE_AGENT_TOKEN"); token != nullptr) {
       options.agent_token = token;

@@ -1,5 +1,6 @@
 #include "barrage/coordinator/records_writer.h"
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -11,6 +12,8 @@ namespace {
 constexpr size_t kFileBufferBytes = size_t{1} << 20;
 // The longest line: 13 numbers of at most 20 digits, a class name, keys and punctuation.
 constexpr size_t kMaxLineBytes = 1024;
+// Agent names are cut to this in records, so a line always fits kMaxLineBytes.
+constexpr size_t kMaxAgentNameBytes = 128;
 
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -76,10 +79,24 @@ std::string CsvHeader() {
   for (const Column& column : kColumns) {
     header.append(header.empty() ? "" : ",").append(column.name);
   }
+  header.append(",agent");
   return header + "\n";
 }
 
-void FormatLine(const common::RequestRecord& record, bool csv, LineBuilder& line) {
+// The agent column, formatted once per batch: `,"agent":"name"` (JSON) or `,name` (CSV).
+std::string AgentField(std::string_view agent, bool csv) {
+  // Names come from agents' --name flags; keep them short and free of quoting trouble.
+  std::string name;
+  for (char c : agent.substr(0, kMaxAgentNameBytes)) {
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                       c == '.' || c == ':' || c == '[' || c == ']';
+    name.push_back(plain ? c : '_');
+  }
+  return csv ? "," + name : ",\"agent\":\"" + name + "\"";
+}
+
+void FormatLine(const common::RequestRecord& record, bool csv, std::string_view agent_field,
+                LineBuilder& line) {
   bool first = true;
   for (const Column& column : kColumns) {
     if (csv) {
@@ -114,6 +131,7 @@ void FormatLine(const common::RequestRecord& record, bool csv, LineBuilder& line
         break;
     }
   }
+  line.Text(agent_field);
   line.Text(csv ? "\n" : "}\n");
 }
 
@@ -146,14 +164,15 @@ RecordsWriter::~RecordsWriter() {
   }
 }
 
-void RecordsWriter::Write(std::span<const common::RequestRecord> records) {
+void RecordsWriter::Write(std::span<const common::RequestRecord> records, std::string_view agent) {
   if (file_ == nullptr) {
     return;
   }
+  const std::string agent_field = AgentField(agent, csv_);
   LineBuilder line;
   for (const common::RequestRecord& record : records) {
     line.Clear();
-    FormatLine(record, csv_, line);
+    FormatLine(record, csv_, agent_field, line);
     const std::string_view bytes = line.view();
     if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
       failed_ = true;

@@ -188,30 +188,25 @@ class RemoteAgentSession::Stream final
 
   void Cancel() { context_.TryCancel(); }
 
-  // Waits until the stream has ended, sending a keep-alive ping every second (the agent's
-  // lease) and giving up on an agent that is silent past the heartbeat timeout.
+  // Starts the keeper: a keep-alive ping every second (the agent's lease), and the end of an
+  // agent that is silent past the heartbeat timeout. Runs until the stream ends.
+  void StartKeeper() {
+    keeper_ = std::thread([this] { Keep(); });
+  }
+
+  // Blocks until the stream has ended.
   void WaitForEnd() {
-    uint64_t keepalive_id = 1'000'000;
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!done_) {
-      wake_.wait_for(lock, std::chrono::nanoseconds(kKeepAliveInterval));
-      if (done_) {
-        break;
-      }
-      if (!final_received_ && common::MonotonicNowNs() - last_heard_ > options_.heartbeat_timeout) {
-        lost_ = true;
-        lock.unlock();
-        Cancel();
-        lock.lock();
-        continue;
-      }
-      if (!writes_closed_) {
-        lock.unlock();
-        v1::CoordinatorMessage ping;
-        ping.mutable_ping()->set_id(++keepalive_id);
-        Send(std::move(ping));
-        lock.lock();
-      }
+    wake_.wait(lock, [this] { return done_; });
+    lock.unlock();
+    if (keeper_.joinable() && keeper_.get_id() != std::this_thread::get_id()) {
+      keeper_.join();
+    }
+  }
+
+  ~Stream() override {
+    if (keeper_.joinable()) {
+      keeper_.join();
     }
   }
 
@@ -237,7 +232,33 @@ class RemoteAgentSession::Stream final
   }
 
  private:
+  void Keep() {
+    uint64_t keepalive_id = 1'000'000;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!done_) {
+      wake_.wait_for(lock, std::chrono::nanoseconds(kKeepAliveInterval));
+      if (done_) {
+        break;
+      }
+      if (!final_received_ && common::MonotonicNowNs() - last_heard_ > options_.heartbeat_timeout) {
+        lost_ = true;
+        lock.unlock();
+        Cancel();
+        lock.lock();
+        continue;
+      }
+      if (!writes_closed_) {
+        lock.unlock();
+        v1::CoordinatorMessage ping;
+        ping.mutable_ping()->set_id(++keepalive_id);
+        Send(std::move(ping));
+        lock.lock();
+      }
+    }
+  }
+
   const RemoteAgentOptions& options_;
+  std::thread keeper_;
   grpc::ClientContext context_;
   v1::AgentMessage incoming_;
 
@@ -342,6 +363,7 @@ absl::Status RemoteAgentSession::Start(const common::AgentShare& share, Nanos st
     return absl::FailedPreconditionError("agent " + options_.address + ": Connect first");
   }
   stream_->SetSink(sink, name_);
+  stream_->StartKeeper();
   v1::CoordinatorMessage message;
   v1::Start* start = message.mutable_start();
   start->set_protocol_version(common::kProtocolVersion);

@@ -218,6 +218,20 @@ Json BuildResultJson(const RunReport& report) {
   result["percentiles"] = options.percentiles;
   result["interrupted"] = report.interrupted;
   result["problems"] = report.problems;
+  Json agents = Json::array();
+  for (const AgentSummary& agent : report.agents) {
+    agents.push_back({{"name", agent.name},
+                      {"address", agent.address},
+                      {"completed", agent.completed},
+                      {"failed", agent.failed},
+                      {"lost", agent.lost},
+                      {"failure", agent.failure},
+                      {"clock_offset_ms", agent.clock_offset_ms},
+                      {"round_trip_ms", agent.round_trip_ms},
+                      {"start_at_ns", agent.start_at_ns},
+                      {"first_send_ms", agent.first_send_ms}});
+  }
+  result["agents"] = agents;
   result["config"] = ConfigEcho(options);
   return result;
 }
@@ -268,6 +282,16 @@ std::string FormatSummary(const RunReport& report) {
   Row(out, "Agent CPU (% of worker threads):", Fixed2(fidelity.agent_cpu * 100));
   if (report.interrupted) {
     out.append("Interrupted: the run was stopped early (Ctrl-C); these are partial results.\n");
+  }
+  if (report.agents.size() > 1 || (report.agents.size() == 1 && report.agents[0].lost)) {
+    out.append(Centered("Agents", '-')).append("\n");
+    for (const AgentSummary& agent : report.agents) {
+      Row(out, agent.name + " (" + agent.address + "):",
+          agent.lost ? "LOST after " + std::to_string(agent.completed + agent.failed) +
+                           " requests: " + agent.failure
+                     : std::to_string(agent.completed) + " ok, " + std::to_string(agent.failed) +
+                           " failed");
+    }
   }
   for (const std::string& problem : report.problems) {
     out.append("problem: ").append(problem).append("\n");

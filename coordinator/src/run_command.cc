@@ -27,6 +27,8 @@ using common::Nanos;
 
 // Workers need time to build their timelines and handles before the shared start instant.
 constexpr Nanos kStartDelay = 100 * common::kNanosPerMilli;
+// Remote agents build their workers when Start arrives, several per host on a busy machine.
+constexpr Nanos kRemoteStartDelay = 500 * common::kNanosPerMilli;
 constexpr Nanos kProgressInterval = common::kNanosPerSecond;
 
 // Every connection is a file descriptor; the soft limit (often 1024) is too low for load tests.
@@ -54,12 +56,16 @@ absl::Status WriteResult(const std::string& path, const nlohmann::json& result) 
 
 // The in-process agent, or every --agents agent connected (hello, version, clock offset).
 // Nothing is started: an agent that cannot be reached fails the run before any load is sent.
-absl::StatusOr<std::vector<common::AgentSessionPtr>> ConnectAgents(const RunOptions& options) {
+// With --allow-partial, agents that cannot be reached are left out (and named in `unreachable`)
+// as long as one can.
+absl::StatusOr<std::vector<common::AgentSessionPtr>> ConnectAgents(
+    const RunOptions& options, std::vector<AgentSummary>* unreachable) {
   std::vector<common::AgentSessionPtr> sessions;
   if (options.agents.empty()) {
     sessions.push_back(agent::MakeLocalAgentSession("local"));
     return sessions;
   }
+  absl::Status first_error;
   for (const std::string& address : options.agents) {
     RemoteAgentOptions remote;
     remote.address = address;
@@ -67,18 +73,63 @@ absl::StatusOr<std::vector<common::AgentSessionPtr>> ConnectAgents(const RunOpti
     remote.lease_timeout = options.lease_timeout;
     auto session = std::make_unique<RemoteAgentSession>(remote);
     if (absl::Status connected = session->Connect(); !connected.ok()) {
-      return connected;
+      if (!options.allow_partial) {
+        return connected;
+      }
+      if (first_error.ok()) first_error = connected;
+      AgentSummary left_out;
+      left_out.name = address;
+      left_out.address = address;
+      left_out.lost = true;
+      left_out.failure = "not reached at the start: " + std::string(connected.message());
+      unreachable->push_back(left_out);
+      continue;
     }
     sessions.push_back(std::move(session));
   }
+  if (sessions.empty()) {
+    return absl::UnavailableError("no agent could be reached; the first error: " +
+                                  std::string(first_error.message()));
+  }
   return sessions;
+}
+
+// One line per agent for the result, from what its session and the merger know.
+AgentSummary SummarizeAgent(const common::AgentSession& session, const absl::Status& status,
+                            const std::map<std::string, AgentProgress>& progress, Nanos start_at) {
+  AgentSummary summary;
+  summary.name = session.name();
+  summary.address = "in-process";
+  if (const auto* remote = dynamic_cast<const RemoteAgentSession*>(&session)) {
+    summary.address = remote->address();
+    summary.clock_offset_ms = static_cast<double>(remote->clock_offset()) / 1e6;
+    summary.round_trip_ms = static_cast<double>(remote->round_trip()) / 1e6;
+    summary.start_at_ns = start_at + remote->clock_offset();
+    summary.lost = remote->lost();
+  } else {
+    summary.start_at_ns = start_at;
+  }
+  if (!status.ok()) {
+    summary.failure = std::string(status.message());
+  }
+  if (auto found = progress.find(session.name()); found != progress.end()) {
+    const AgentProgress& agent = found->second;
+    summary.completed =
+        agent.finished ? agent.finished_message.totals().completed() : agent.completed;
+    summary.failed =
+        agent.finished ? agent.finished_message.totals().failed() : agent.records - agent.completed;
+    if (agent.first_start != UINT64_MAX) {
+      summary.first_send_ms = static_cast<double>(agent.first_start) / 1e6;
+    }
+  }
+  return summary;
 }
 
 Nanos StartDelay(const std::vector<common::AgentSessionPtr>& sessions) {
   Nanos delay = kStartDelay;
   for (const auto& session : sessions) {
     if (auto* remote = dynamic_cast<const RemoteAgentSession*>(session.get())) {
-      delay = std::max(delay, kStartDelay + 4 * remote->round_trip());
+      delay = std::max(delay, kRemoteStartDelay + 4 * remote->round_trip());
     }
   }
   return delay;
@@ -109,7 +160,9 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous_mask);
 
   RunMerger merger(records.get());
-  absl::StatusOr<std::vector<common::AgentSessionPtr>> connected = ConnectAgents(options);
+  std::vector<AgentSummary> unreachable;
+  absl::StatusOr<std::vector<common::AgentSessionPtr>> connected =
+      ConnectAgents(options, &unreachable);
   if (!connected.ok()) {
     pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     err << "barrage run: " << connected.status().message() << '\n';
@@ -146,12 +199,10 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
   }
 
   std::atomic<bool> finished{false};
-  absl::Status session_status;
+  std::vector<absl::Status> session_statuses(sessions.size());
   std::thread waiter([&] {
-    for (auto& session : sessions) {
-      if (absl::Status status = session->Wait(); !status.ok() && session_status.ok()) {
-        session_status = status;
-      }
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      session_statuses[i] = sessions[i]->Wait();
     }
     finished.store(true, std::memory_order_release);
   });
@@ -194,7 +245,21 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
   const std::map<std::string, AgentProgress> agents = merger.Agents();
   report.fidelity = AssessFidelity(agents, options.plan.load);
   report.problems = merger.Reconcile();
-  if (!session_status.ok()) report.problems.push_back(std::string(session_status.message()));
+  bool agent_failed = !unreachable.empty();
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    report.agents.push_back(SummarizeAgent(*sessions[i], session_statuses[i], agents, start_at));
+    if (!session_statuses[i].ok()) {
+      agent_failed = true;
+      report.problems.push_back(std::string(session_statuses[i].message()) + "; its share (slice " +
+                                std::to_string(i) + " of " + std::to_string(sessions.size()) +
+                                ") was not fully delivered");
+    }
+  }
+  for (AgentSummary& left_out : unreachable) {
+    report.problems.push_back("agent " + left_out.address + " " + left_out.failure +
+                              "; the run went on without its share");
+    report.agents.push_back(std::move(left_out));
+  }
   if (records != nullptr) {
     if (absl::Status closed = records->Close(); !closed.ok()) {
       report.problems.push_back(std::string(closed.message()));
@@ -211,8 +276,9 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
     }
   }
 
-  if (!session_status.ok()) {
-    err << "barrage run: the run failed: " << session_status.message() << '\n';
+  if (agent_failed && !options.allow_partial) {
+    err << "barrage run: the run failed: " << report.problems.back()
+        << " (--allow-partial accepts a run that lost agents)\n";
     return kExitRunFailed;
   }
   if (TargetUnreachable(report.stats)) {

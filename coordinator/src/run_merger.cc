@@ -1,5 +1,7 @@
 #include "barrage/coordinator/run_merger.h"
 
+#include <algorithm>
+
 #include "barrage/common/record_codec.h"
 
 namespace barrage::coordinator {
@@ -18,9 +20,14 @@ void RunMerger::OnMessage(const std::string& agent_name, const v1::AgentMessage&
                                  std::string(status.message()));
         return;
       }
-      for (const common::RequestRecord& record : decoded_) stats_.Add(record);
+      for (const common::RequestRecord& record : decoded_) {
+        stats_.Add(record);
+        agent.completed += record.ok() ? 1 : 0;
+        agent.first_start = std::min(
+            agent.first_start, static_cast<uint64_t>(std::max<common::Nanos>(0, record.start)));
+      }
       agent.records += decoded_.size();
-      if (records_writer_ != nullptr) records_writer_->Write(decoded_);
+      if (records_writer_ != nullptr) records_writer_->Write(decoded_, agent_name);
       break;
     }
     case v1::AgentMessage::kHeartbeat:

@@ -116,7 +116,8 @@ TEST(RecordsWriterTest, JsonlRoundTrip) {
     SCOPED_TRACE(lines[i]);
     const RequestRecord& record = records[i];
     const nlohmann::json line = nlohmann::json::parse(lines[i]);
-    EXPECT_EQ(line.size(), 14u);
+    EXPECT_EQ(line.size(), 15u);
+    EXPECT_EQ(line["agent"], "local");
     EXPECT_EQ(line["scheduled_ns"], record.scheduled);
     EXPECT_EQ(line["start_ns"], record.start);
     if (record.ttfb == 0) {
@@ -153,10 +154,11 @@ TEST(RecordsWriterTest, CsvHeaderAndValues) {
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0],
             "scheduled_ns,start_ns,ttfb_ns,end_ns,status,error,bytes_in,bytes_out,dns_ns,"
-            "connect_ns,tls_ns,send_ns,wait_ns,receive_ns");
-  EXPECT_EQ(lines[1], "1000000,1250000,3000000,9876543210123,200,,4096,123,11,22,33,44,55,66");
-  EXPECT_EQ(lines[2], "2000000,2000001,,30002000001,0,timeout,0,80,0,0,0,0,0,0");
-  EXPECT_EQ(lines[3], "0,0,5,10,503,http_5xx,17,0,0,0,0,0,0,0");
+            "connect_ns,tls_ns,send_ns,wait_ns,receive_ns,agent");
+  EXPECT_EQ(lines[1],
+            "1000000,1250000,3000000,9876543210123,200,,4096,123,11,22,33,44,55,66,local");
+  EXPECT_EQ(lines[2], "2000000,2000001,,30002000001,0,timeout,0,80,0,0,0,0,0,0,local");
+  EXPECT_EQ(lines[3], "0,0,5,10,503,http_5xx,17,0,0,0,0,0,0,0,local");
 }
 
 TEST(RecordsWriterTest, CsvWithNoRecordsHasOnlyTheHeader) {
@@ -252,7 +254,7 @@ TEST(RecordsWriterTest, CloseReportsAFailedWrite) {
 // The columns of both formats, in file order.
 const std::vector<std::string> kColumns = {
     "scheduled_ns", "start_ns", "ttfb_ns",    "end_ns", "status",  "error",   "bytes_in",
-    "bytes_out",    "dns_ns",   "connect_ns", "tls_ns", "send_ns", "wait_ns", "receive_ns"};
+    "bytes_out",    "dns_ns",   "connect_ns", "tls_ns", "send_ns", "wait_ns", "receive_ns", "agent"};
 
 // The record as its line should read, keys in file order; null for "none".
 nlohmann::ordered_json Expected(const RequestRecord& record) {
@@ -273,6 +275,7 @@ nlohmann::ordered_json Expected(const RequestRecord& record) {
   json["send_ns"] = record.phases.send;
   json["wait_ns"] = record.phases.wait;
   json["receive_ns"] = record.phases.receive;
+  json["agent"] = "local";
   return json;
 }
 
@@ -389,6 +392,23 @@ TEST(RecordsWriterTest, ManyBatchesRoundTripThroughBothFormats) {
       }
       EXPECT_EQ(lines[i], wanted);
     }
+  }
+}
+
+TEST(RecordsWriterTest, EveryLineNamesItsAgentAndOddNamesAreMadeSafe) {
+  TempDir dir;
+  const std::string path = dir.File("agents.jsonl");
+  auto writer = RecordsWriter::Open(path);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  const std::vector<RequestRecord> records = SampleRecords();
+  (*writer)->Write(std::span<const RequestRecord>(records).first(1), "agent-1.example:7070");
+  (*writer)->Write(std::span<const RequestRecord>(records).subspan(1), "we\"ird\nname");
+  ASSERT_TRUE((*writer)->Close().ok());
+  const std::vector<std::string> lines = Lines(ReadFile(path));
+  ASSERT_EQ(lines.size(), records.size());
+  EXPECT_EQ(nlohmann::json::parse(lines[0])["agent"], "agent-1.example:7070");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(nlohmann::json::parse(lines[i])["agent"], "we_ird_name") << lines[i];
   }
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "barrage/common/record.h"
@@ -20,7 +21,8 @@ class RecordsWriter {
   static absl::StatusOr<std::unique_ptr<RecordsWriter>> Open(const std::string& path);
   ~RecordsWriter();
 
-  void Write(std::span<const common::RequestRecord> records);
+  // @param agent the name of the agent that ran these requests (the records' `agent` field).
+  void Write(std::span<const common::RequestRecord> records, std::string_view agent = "local");
   // Flushes and closes. @return an error if any write failed.
   absl::Status Close();
 

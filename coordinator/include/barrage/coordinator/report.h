@@ -20,6 +20,20 @@ struct ClientFidelity {
   std::string reason;  // why, when client_limited
 };
 
+// One agent's part of a run, for the result's `agents` list.
+struct AgentSummary {
+  std::string name;
+  std::string address;     // "in-process" for the local agent
+  uint64_t completed = 0;  // its successful requests
+  uint64_t failed = 0;
+  bool lost = false;              // stopped answering mid-run; its share was not (fully) delivered
+  std::string failure;            // what it said or what happened, when it did not finish
+  double clock_offset_ms = 0;     // its monotonic clock minus the coordinator's
+  double round_trip_ms = 0;       // of the ping the offset was measured with
+  common::Nanos start_at_ns = 0;  // the start instant sent to it, in its clock
+  double first_send_ms = 0;       // its first measured send, from the measurement start
+};
+
 // A finished (or interrupted) run, ready to be reported.
 struct RunReport {
   const RunOptions* options = nullptr;
@@ -28,6 +42,7 @@ struct RunReport {
   common::Nanos wall_start = 0;       // realtime at measurement start, for "date"
   bool interrupted = false;           // Ctrl-C
   std::vector<std::string> problems;  // reconciliation mismatches and other faults, never hidden
+  std::vector<AgentSummary> agents;
   std::string version;
 };
 

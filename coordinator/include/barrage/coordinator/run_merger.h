@@ -15,7 +15,9 @@ namespace barrage::coordinator {
 
 // What the merger knows of one agent.
 struct AgentProgress {
-  uint64_t records = 0;  // records merged from this agent
+  uint64_t records = 0;               // records merged from this agent
+  uint64_t completed = 0;             // of which successful
+  uint64_t first_start = UINT64_MAX;  // earliest send instant among its records (ns)
   v1::Heartbeat last_heartbeat;
   bool finished = false;
   v1::Finished finished_message;

@@ -21,6 +21,7 @@ struct RunOptions {
   std::vector<std::string> agents;
   std::string agent_token;  // shared secret for the agents, "" for none
   common::Nanos lease_timeout = 5 * common::kNanosPerSecond;
+  bool allow_partial = false;  // a run that lost agents still exits 0
   // The command line as given (without secrets), for the result's config echo.
   std::vector<std::string> argv;
 };
