@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "barrage/agent/agent_service.h"
+#include "barrage/common/share_codec.h"
 #include "grpcpp/grpcpp.h"
 
 #ifndef BARRAGE_VERSION
@@ -33,6 +35,7 @@ struct AgentFlags {
   std::string name;
   std::string token_file;
   bool insecure = false;
+  uint32_t protocol_version = common::kProtocolVersion;
 };
 
 int UsageError(const std::string& message) {
@@ -57,7 +60,8 @@ int Main(const std::vector<std::string>& args) {
       flags.insecure = true;
       continue;
     }
-    if (flag != "--listen" && flag != "--name" && flag != "--token-file") {
+    if (flag != "--listen" && flag != "--name" && flag != "--token-file" &&
+        flag != "--advertise-protocol") {
       return UsageError(flag + ": unknown flag (see barrage-agent --help)");
     }
     if (i + 1 >= args.size()) {
@@ -68,6 +72,9 @@ int Main(const std::vector<std::string>& args) {
       flags.listen = value;
     } else if (flag == "--name") {
       flags.name = value;
+    } else if (flag == "--advertise-protocol") {
+      // For tests only (not in --help): pretend to speak another protocol version.
+      flags.protocol_version = static_cast<uint32_t>(std::strtoul(value.c_str(), nullptr, 10));
     } else {
       flags.token_file = value;
     }
@@ -78,6 +85,7 @@ int Main(const std::vector<std::string>& args) {
   }
   AgentIdentity identity;
   identity.version = BARRAGE_VERSION;
+  identity.protocol_version = flags.protocol_version;
   identity.name = flags.name;
   if (identity.name.empty()) {
     char host[256] = "agent";
@@ -114,7 +122,8 @@ int Main(const std::vector<std::string>& args) {
     return UsageError("--listen: cannot listen on " + flags.listen +
                       " (address in use, or not an address of this host)");
   }
-  std::cerr << "barrage-agent " << identity.name << ": listening on "
+  // On stdout, so that scripts and tests learn the port of --listen ADDR:0.
+  std::cout << "barrage-agent " << identity.name << ": listening on "
             << flags.listen.substr(0, colon) << ":" << port << std::endl;
   server->Wait();
   return 0;

@@ -155,9 +155,10 @@ class RunReactor final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, 
         return;  // one test per stream; a second Start is ignored
       }
     }
-    if (start.protocol_version() != common::kProtocolVersion) {
+    if (start.protocol_version() != service_->identity().protocol_version) {
       SendFailure("protocol version " + std::to_string(start.protocol_version()) +
-                  " is not this agent's " + std::to_string(common::kProtocolVersion) +
+                  " is not this agent's " +
+                  std::to_string(service_->identity().protocol_version) +
                   "; run the same barrage version on coordinator and agents");
       return;
     }
@@ -310,7 +311,7 @@ grpc::ServerUnaryReactor* AgentService::Hello(grpc::CallbackServerContext* conte
   }
   info->set_name(identity_.name);
   info->set_version(identity_.version);
-  info->set_protocol_version(common::kProtocolVersion);
+  info->set_protocol_version(identity_.protocol_version);
   info->set_cores(std::max(1u, std::thread::hardware_concurrency()));
   info->set_busy(busy_.load());
   reactor->Finish(grpc::Status::OK);

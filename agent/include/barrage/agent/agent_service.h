@@ -13,6 +13,7 @@ struct AgentIdentity {
   std::string name;
   std::string version;
   std::string token;
+  uint32_t protocol_version = 1;  // common::kProtocolVersion; other values only in tests
 };
 
 // The metadata key that carries the shared secret on every call.
