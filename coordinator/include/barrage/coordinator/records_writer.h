@@ -28,6 +28,7 @@ class RecordsWriter {
 
  private:
   RecordsWriter(std::FILE* file, bool csv);
+  std::unique_ptr<char[]> buffer_;  // the FILE's buffer: declared first, so it outlives file_
   std::FILE* file_;
   bool csv_;
   bool failed_ = false;
