@@ -14,6 +14,8 @@
 #include <mutex>
 #include <vector>
 
+#include "barrage/common/weighted_slices.h"
+
 namespace barrage::agent {
 namespace {
 
@@ -262,10 +264,21 @@ HttpWorker::Impl::Impl(const WorkerShare& share, RecordRing* ring, WorkerCounter
       while (arrival.offset < load_.warmup) arrival = timeline->Next();
       arrival_index_limit_ = arrival.index + load_.requests;
     }
-    arrivals_ = common::MakeSlicedArrivals(
-        common::MakeSlicedArrivals(make_timeline(), share.agent_slice_index,
-                                   share.agent_slice_count),
-        share.worker_index, share.worker_count);
+    common::ArrivalProcessPtr agent_slice;
+    if (share.agent_slice_weights != nullptr && !share.agent_slice_weights->empty()) {
+      // DecodeShare and the coordinator validated the weights; Make cannot fail here.
+      absl::StatusOr<common::WeightedSlices> slices =
+          common::WeightedSlices::Make(*share.agent_slice_weights);
+      agent_slice =
+          slices.ok() ? common::MakeWeightedSlice(make_timeline(), *slices, share.agent_slice_index)
+                      : common::MakeSlicedArrivals(make_timeline(), share.agent_slice_index,
+                                                   share.agent_slice_count);
+    } else {
+      agent_slice = common::MakeSlicedArrivals(make_timeline(), share.agent_slice_index,
+                                               share.agent_slice_count);
+    }
+    arrivals_ =
+        common::MakeSlicedArrivals(std::move(agent_slice), share.worker_index, share.worker_count);
     next_arrival_ = arrivals_->Next();
   } else {
     in_flight_limit_ = share.concurrency;

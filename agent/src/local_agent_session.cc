@@ -58,6 +58,7 @@ class LocalAgentSession : public common::AgentSession {
       worker_share.plan = &share_.plan;
       worker_share.agent_slice_index = share_.slice_index;
       worker_share.agent_slice_count = share_.slice_count;
+      worker_share.agent_slice_weights = &share_.slice_weights;
       worker_share.worker_index = i;
       worker_share.worker_count = threads;
       worker_share.concurrency =

@@ -1,5 +1,6 @@
 #include "barrage/common/share_codec.h"
 
+#include "barrage/common/weighted_slices.h"
 #include "barrage/v1/agent.pb.h"
 
 namespace barrage::common {
@@ -32,6 +33,9 @@ void EncodeShare(const AgentShare& share, v1::Share* out) {
   out->set_slice_count(share.slice_count);
   out->set_concurrency(share.concurrency);
   out->set_requests(share.requests);
+  for (uint32_t weight : share.slice_weights) {
+    out->add_slice_weights(weight);
+  }
 }
 
 absl::StatusOr<AgentShare> DecodeShare(const v1::Share& in) {
@@ -64,6 +68,17 @@ absl::StatusOr<AgentShare> DecodeShare(const v1::Share& in) {
   share.slice_count = in.slice_count();
   share.concurrency = in.concurrency();
   share.requests = in.requests();
+  share.slice_weights.assign(in.slice_weights().begin(), in.slice_weights().end());
+  if (!share.slice_weights.empty() && share.slice_weights.size() != share.slice_count) {
+    return absl::InvalidArgumentError("slice weights for " +
+                                      std::to_string(share.slice_weights.size()) + " agents, but " +
+                                      std::to_string(share.slice_count) + " slices");
+  }
+  if (!share.slice_weights.empty()) {
+    if (absl::Status weights = WeightedSlices::Make(share.slice_weights).status(); !weights.ok()) {
+      return weights;
+    }
+  }
   if (share.slice_count == 0 || share.slice_index >= share.slice_count) {
     return absl::InvalidArgumentError("slice " + std::to_string(share.slice_index) + " of " +
                                       std::to_string(share.slice_count) + " does not exist");

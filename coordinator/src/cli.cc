@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "barrage/common/url.h"
+#include "barrage/coordinator/agent_addresses.h"
 #include "barrage/coordinator/report.h"
 
 namespace barrage::coordinator {
@@ -54,8 +55,10 @@ Load:
   --threads N               worker threads per agent (default: number of cores)
 
 Agents:
-  --agents LIST             remote barrage-agent addresses, host:port,host:port (default: an
-                            agent inside this process)
+  --agents LIST             remote barrage-agents: host:port,host:port, @FILE (one per line)
+                            or dns:///NAME:PORT (every address of NAME); default: an agent
+                            inside this process
+  --agent-weights W,W,...   shares of the load per agent, in --agents order (default equal)
   --agent-token-file FILE   the agents' shared secret (or the BARRAGE_AGENT_TOKEN variable)
   --lease-timeout D         an agent that hears nothing from us for D stops (default 5s)
   --allow-partial           go on without agents that cannot be reached or are lost (exit 0)
@@ -106,7 +109,8 @@ const std::vector<std::string>& KnownFlags() {
                                                           "--quiet",         "--help",
                                                           "--result-dir",    "--result-filename",
                                                           "--agents",        "--agent-token-file",
-                                                          "--lease-timeout", "--allow-partial"};
+                                                          "--lease-timeout", "--allow-partial",
+                                                          "--agent-weights"};
   return *flags;
 }
 
@@ -190,29 +194,6 @@ void CheckWritable(const std::string& flag, const std::string& path) {
     }
   }
   Fail(flag, "cannot write '" + path + "': " + std::strerror(errno));
-}
-
-// "host:port,host:port": each must name a port; no duplicates.
-std::vector<std::string> ParseAgentList(const std::string& flag, const std::string& value) {
-  std::vector<std::string> agents;
-  std::stringstream items(value);
-  std::string item;
-  while (std::getline(items, item, ',')) {
-    const size_t colon = item.rfind(':');
-    unsigned port = 0;
-    const char* port_begin = item.data() + colon + 1;
-    const auto parsed = std::from_chars(port_begin, item.data() + item.size(), port);
-    if (item.empty() || colon == std::string::npos || colon == 0 || parsed.ec != std::errc() ||
-        parsed.ptr != item.data() + item.size() || port == 0 || port > 65535) {
-      Fail(flag, "'" + item + "' is not host:port (e.g. 10.0.0.5:7070)");
-    }
-    if (std::find(agents.begin(), agents.end(), item) != agents.end()) {
-      Fail(flag, "'" + item + "' is listed twice");
-    }
-    agents.push_back(item);
-  }
-  if (agents.empty()) Fail(flag, "give at least one agent, e.g. 10.0.0.5:7070");
-  return agents;
 }
 
 std::string ReadTokenFile(const std::string& flag, const std::string& path) {
@@ -348,6 +329,7 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
   std::optional<double> burstiness;
   std::string result_dir;
   std::string result_filename;
+  std::string agent_weights;
   std::vector<std::string> thresholds;
   std::map<std::string, std::string> seen;  // canonical flag -> spelling first used
 
@@ -408,7 +390,14 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
     } else if (flag == "--grace") {
       load.grace = ParseDurationFlag(spelled, value, /*allow_zero=*/true);
     } else if (flag == "--agents") {
-      options.agents = ParseAgentList(spelled, value);
+      absl::StatusOr<std::vector<AgentAddress>> agents = ParseAgents(value);
+      if (!agents.ok()) Fail("", std::string(agents.status().message()));
+      options.agents.clear();
+      for (const AgentAddress& agent : *agents) {
+        options.agents.push_back(agent.text);
+      }
+    } else if (flag == "--agent-weights") {
+      agent_weights = value;
     } else if (flag == "--agent-token-file") {
       options.agent_token = ReadTokenFile(spelled, value);
     } else if (flag == "--lease-timeout") {
@@ -476,6 +465,13 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
   }
   options.quiet = raw.quiet;
   options.allow_partial = raw.allow_partial;
+  if (!agent_weights.empty()) {
+    if (options.agents.empty()) Fail("--agent-weights", "needs --agents");
+    absl::StatusOr<std::vector<uint32_t>> weights =
+        ParseAgentWeights(agent_weights, options.agents.size());
+    if (!weights.ok()) Fail("", std::string(weights.status().message()));
+    options.agent_weights = *weights;
+  }
   if (options.agent_token.empty()) {
     if (const char* token = std::getenv("BARRAGE_AGENT_TOKEN"); token != nullptr) {
       options.agent_token = token;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "barrage/agent/local_agent_session.h"
+#include "barrage/common/weighted_slices.h"
 #include "barrage/coordinator/fidelity.h"
 #include "barrage/coordinator/progress.h"
 #include "barrage/coordinator/records_writer.h"
@@ -179,14 +180,29 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
   report.wall_start = common::WallNowNs() + (measure_at - common::MonotonicNowNs());
 
   const uint32_t agent_count = static_cast<uint32_t>(sessions.size());
+  std::vector<uint32_t> weights(agent_count, 1);
+  if (!options.agent_weights.empty() && unreachable.empty()) {
+    weights = options.agent_weights;
+  } else if (!options.agent_weights.empty()) {
+    // Keep the weights of the agents that were reached, in order.
+    weights.clear();
+    for (size_t k = 0; k < options.agents.size(); ++k) {
+      const bool left_out = std::any_of(
+          unreachable.begin(), unreachable.end(),
+          [&](const AgentSummary& agent) { return agent.address == options.agents[k]; });
+      if (!left_out) weights.push_back(options.agent_weights[k]);
+    }
+  }
   for (uint32_t i = 0; i < agent_count; ++i) {
     common::AgentShare share;
     share.plan = options.plan;
     share.slice_index = i;
     share.slice_count = agent_count;
+    // Weights: one per connected agent (those left out with --allow-partial drop theirs).
+    share.slice_weights = weights;
     share.concurrency =
-        static_cast<uint32_t>(common::IntegerShare(options.plan.load.concurrency, agent_count, i));
-    share.requests = common::IntegerShare(options.plan.load.requests, agent_count, i);
+        static_cast<uint32_t>(common::WeightedShare(options.plan.load.concurrency, weights, i));
+    share.requests = common::WeightedShare(options.plan.load.requests, weights, i);
     if (absl::Status started = sessions[i]->Start(share, start_at, &merger); !started.ok()) {
       for (auto& session : sessions) {
         session->Stop(0);

@@ -109,6 +109,27 @@ TEST(DistributedTest, ThreeAgentsSplitTheRateAndTheMergeAddsUp) {
   }
 }
 
+TEST(DistributedTest, WeightsSplitTheLoadInProportion) {
+  NginxServer nginx;
+  ASSERT_TRUE(nginx.Start().ok());
+  Agent small, big;
+  ASSERT_TRUE(small.Start("small") && big.Start("big"));
+  TempDir dir;
+  const std::string result_path = dir.File("result.json");
+  ProcessResult run = RunBarrage(
+      {"--url", nginx.url(), "--agents", Join({&small, &big}), "--agent-weights", "1,3", "--rate",
+       "800", "--duration", "3s", "--threads", "1", "--save-result", result_path, "--quiet"},
+      std::chrono::seconds(60));
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  std::optional<Json> result = ReadJsonFile(result_path);
+  ASSERT_TRUE(result.has_value()) << Describe(run);
+  // 2400 arrivals in all: a quarter and three quarters of them, exactly (constant arrivals).
+  EXPECT_EQ(NumberAt(*result, "completed"), 2400);
+  for (const Json& agent : (*result)["agents"]) {
+    EXPECT_EQ(NumberAt(agent, "completed"), agent["name"] == "small" ? 600 : 1800) << agent;
+  }
+}
+
 TEST(DistributedTest, ALostAgentIsNamedAndFailsTheRunUnlessPartialIsAllowed) {
   NginxServer nginx;
   ASSERT_TRUE(nginx.Start().ok());
@@ -210,8 +231,10 @@ TEST(DistributedTest, RefusalsAreOneClearLine) {
   ExpectRefusal(future.address(), {}, 2, "protocol version 99");
   const int nobody = barrage::testing::FreeLoopbackPort();
   ExpectRefusal("127.0.0.1:" + std::to_string(nobody), {}, 2, "unreachable");
-  ExpectRefusal("127.0.0.1", {}, 1, "--agents: '127.0.0.1' is not host:port");
-  ExpectRefusal("127.0.0.1:7070,127.0.0.1:7070", {}, 1, "listed twice");
+  ExpectRefusal("127.0.0.1", {}, 1, "--agents: '127.0.0.1' has no port");
+  ExpectRefusal("127.0.0.1:7070,127.0.0.1:7070", {}, 1, "listed more than once");
+  ExpectRefusal("127.0.0.1:7070", {"--agent-weights", "1,2"}, 1,
+                "--agent-weights: 2 weights for 1");
 }
 
 TEST(DistributedTest, ABusyAgentRefusesASecondCoordinator) {

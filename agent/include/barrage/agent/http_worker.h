@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "barrage/agent/record_ring.h"
 #include "barrage/common/arrival.h"
@@ -19,6 +20,8 @@ struct WorkerShare {
   // i % agent_slice_count == agent_slice_index, and among those every worker_count-th one.
   uint32_t agent_slice_index = 0;
   uint32_t agent_slice_count = 1;
+  // Weighted split among agents (one weight per agent); null or empty: equal (i % count).
+  const std::vector<uint32_t>* agent_slice_weights = nullptr;
   uint32_t worker_index = 0;
   uint32_t worker_count = 1;
   // Open loop: cap on requests in flight (0: only the engine's own limit).

@@ -56,6 +56,9 @@ struct AgentShare {
   uint32_t slice_count = 1;
   uint32_t concurrency = 0;  // this agent's share of plan.load.concurrency
   uint64_t requests = 0;     // this agent's share of plan.load.requests (0: no limit)
+  // One weight per agent (slice_count of them): the timeline is split by weighted round robin.
+  // Empty: equal weights.
+  std::vector<uint32_t> slice_weights;
 };
 
 // Splits `total` into `parts` integer shares that differ by at most one and add up to `total`.

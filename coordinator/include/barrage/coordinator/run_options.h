@@ -19,6 +19,7 @@ struct RunOptions {
   bool quiet = false;  // no progress lines, summary still printed
   // Remote agents ("host:port" each); empty: the in-process agent.
   std::vector<std::string> agents;
+  std::vector<uint32_t> agent_weights;  // one per agent; empty: equal
   std::string agent_token;  // shared secret for the agents, "" for none
   common::Nanos lease_timeout = 5 * common::kNanosPerSecond;
   bool allow_partial = false;  // a run that lost agents still exits 0
