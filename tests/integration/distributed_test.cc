@@ -237,6 +237,17 @@ TEST(DistributedTest, RefusalsAreOneClearLine) {
                 "--agent-weights: 2 weights for 1");
 }
 
+TEST(DistributedTest, AnAgentRefusesToListenBeyondLoopbackWithoutAToken) {
+  ProcessResult refused = barrage::testing::RunProcess({BARRAGE_AGENT_BIN, "--listen", "0.0.0.0:0"},
+                                                       std::chrono::seconds(10));
+  EXPECT_EQ(refused.exit_code, 1) << Describe(refused);
+  EXPECT_NE(refused.err.find("--token-file"), std::string::npos) << refused.err;
+  ProcessResult unknown =
+      barrage::testing::RunProcess({BARRAGE_AGENT_BIN, "--frobnicate"}, std::chrono::seconds(10));
+  EXPECT_EQ(unknown.exit_code, 1) << Describe(unknown);
+  EXPECT_NE(unknown.err.find("--frobnicate: unknown flag"), std::string::npos) << unknown.err;
+}
+
 TEST(DistributedTest, ABusyAgentRefusesASecondCoordinator) {
   NginxServer nginx;
   ASSERT_TRUE(nginx.Start().ok());
