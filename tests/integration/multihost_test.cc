@@ -5,6 +5,7 @@
 // matches the records, and the agents start within 5 ms of each other.
 
 #include <fstream>
+#include <iostream>
 
 #include "netlab.h"
 #include "percentile_check.h"
@@ -100,6 +101,9 @@ TEST(MultiHostTest, ThreeAgentHostsShareSixThousandRequestsPerSecond) {
     first_send_max = std::max(first_send_max, NumberAt(agent, "first_send_ms"));
   }
   EXPECT_EQ(NumberAt(*result, "completed") + NumberAt(*result, "failed"), agents_total);
+  std::cout << "agents: " << (*result)["agents"].dump() << "\nmerged completed "
+            << NumberAt(*result, "completed") << ", agents' total " << agents_total
+            << ", first-send spread " << first_send_max - first_send_min << " ms" << std::endl;
   EXPECT_LT(first_send_max - first_send_min, 5.0) << "the agents did not start together";
 
   // Every merged percentile against all agents' records.
