@@ -1,7 +1,6 @@
 #include "barrage/agent/agent_service.h"
 
 #include <condition_variable>
-#include <deque>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -9,6 +8,7 @@
 #include "barrage/agent/local_agent_session.h"
 #include "barrage/common/share_codec.h"
 #include "barrage/common/time.h"
+#include "barrage/common/write_queue.h"
 
 namespace barrage::agent {
 namespace {
@@ -86,17 +86,14 @@ class RunReactor final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, 
     {
       std::lock_guard<std::mutex> lock(mutex_);
       queued_batches_ -= outgoing_.front().has_records() ? 1 : 0;
-      outgoing_.pop_front();
       if (!ok) {
         // The coordinator is gone: nobody will read what we have.
         broken_ = true;
-        outgoing_.clear();
+        outgoing_.DropWaiting();
         queued_batches_ = 0;
       }
-      if (!outgoing_.empty()) {
-        next = &outgoing_.front();
-      } else {
-        writing_ = false;
+      next = outgoing_.Pop();
+      if (next == nullptr) {
         if (final_queued_ || broken_) {
           FinishLocked(broken_ ? grpc::Status(grpc::StatusCode::CANCELLED, "stream broken")
                                : grpc::Status::OK);
@@ -157,8 +154,7 @@ class RunReactor final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, 
     }
     if (start.protocol_version() != service_->identity().protocol_version) {
       SendFailure("protocol version " + std::to_string(start.protocol_version()) +
-                  " is not this agent's " +
-                  std::to_string(service_->identity().protocol_version) +
+                  " is not this agent's " + std::to_string(service_->identity().protocol_version) +
                   "; run the same barrage version on coordinator and agents");
       return;
     }
@@ -239,11 +235,7 @@ class RunReactor final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, 
       }
       final_queued_ = final;
       queued_batches_ += message.has_records() ? 1 : 0;
-      outgoing_.push_back(std::move(message));
-      if (!writing_) {
-        writing_ = true;
-        next = &outgoing_.front();
-      }
+      next = outgoing_.Push(std::move(message));
     }
     if (next != nullptr) {
       StartWrite(next);
@@ -269,10 +261,9 @@ class RunReactor final : public grpc::ServerBidiReactor<v1::CoordinatorMessage, 
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<v1::AgentMessage> outgoing_;  // front is being written
+  common::WriteQueue<v1::AgentMessage> outgoing_;
   size_t queued_batches_ = 0;
   uint64_t not_streamed_ = 0;
-  bool writing_ = false;
   bool final_queued_ = false;
   bool broken_ = false;
   bool finished_ = false;

@@ -1,11 +1,11 @@
 #include "barrage/coordinator/remote_agent_session.h"
 
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 
 #include "barrage/common/share_codec.h"
+#include "barrage/common/write_queue.h"
 #include "barrage/v1/agent.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -83,11 +83,7 @@ class RemoteAgentSession::Stream final
       if (writes_closed_ || done_) {
         return;
       }
-      outgoing_.push_back(std::move(message));
-      if (!writing_) {
-        writing_ = true;
-        next = &outgoing_.front();
-      }
+      next = outgoing_.Push(std::move(message));
     }
     if (next != nullptr) {
       StartWrite(next);
@@ -103,7 +99,7 @@ class RemoteAgentSession::Stream final
         return;
       }
       writes_closed_ = true;
-      release = !writing_;
+      release = !outgoing_.writing();
     }
     if (release) {
       StartWritesDone();
@@ -116,15 +112,12 @@ class RemoteAgentSession::Stream final
     bool release = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      outgoing_.pop_front();
       if (!ok) {
-        outgoing_.clear();
+        outgoing_.DropWaiting();
         writes_closed_ = true;
       }
-      if (!outgoing_.empty()) {
-        next = &outgoing_.front();
-      } else {
-        writing_ = false;
+      next = outgoing_.Pop();
+      if (next == nullptr) {
         release = writes_closed_ && !released_;
         released_ = released_ || release;
       }
@@ -264,8 +257,7 @@ class RemoteAgentSession::Stream final
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<v1::CoordinatorMessage> outgoing_;
-  bool writing_ = false;
+  common::WriteQueue<v1::CoordinatorMessage> outgoing_;
   bool writes_closed_ = false;
   bool released_ = false;
   bool done_ = false;
