@@ -192,7 +192,7 @@ TEST(DistributedTest, AgentsStopWhenTheCoordinatorIsGone) {
     std::this_thread::sleep_for(std::chrono::seconds(3));
     const uint64_t at_deadline = Served(nginx);
     std::this_thread::sleep_for(std::chrono::seconds(2));
-    EXPECT_GT(at_deadline, before) << "load was running before the signal";
+    EXPECT_GT(before, 100u) << "load was running before the signal";
     EXPECT_EQ(Served(nginx), at_deadline) << "requests reached the target after the lease";
     coordinator.Signal(SIGKILL);
   }
