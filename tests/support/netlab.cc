@@ -17,6 +17,8 @@
 #include <thread>
 #include <utility>
 
+#include "nginx_fixture.h"
+
 namespace barrage::testing {
 namespace {
 
@@ -425,37 +427,12 @@ bool NetLab::Connects(const Host& from, const std::string& address, int port) {
 absl::StatusOr<std::unique_ptr<LabNginx>> NetLab::StartNginx(const Host& host, int port) {
   auto nginx = std::unique_ptr<LabNginx>(new LabNginx(host.address, port));
   const std::string& d = nginx->dir();
-  {
-    std::ofstream conf(nginx->dir_.File("nginx.conf"), std::ios::trunc);
-    conf << "daemon off;\n"
-         << "master_process on;\n"
-         << "worker_processes 1;\n"
-         << "pid " << d << "/nginx.pid;\n"
-         << "error_log " << d << "/error.log warn;\n"
-         << "events {\n"
-         << "  worker_connections 1024;\n"
-         << "}\n"
-         << "http {\n"
-         << "  client_body_temp_path " << d << "/client_body;\n"
-         << "  proxy_temp_path " << d << "/proxy;\n"
-         << "  fastcgi_temp_path " << d << "/fastcgi;\n"
-         << "  uwsgi_temp_path " << d << "/uwsgi;\n"
-         << "  scgi_temp_path " << d << "/scgi;\n"
-         << "  log_format lab '$msec $remote_addr $status';\n"
-         << "  access_log " << d << "/access.log lab;\n"
-         << "  keepalive_timeout 60s;\n"
-         << "  default_type text/plain;\n"
-         << "  server {\n"
-         << "    listen " << host.address << ":" << port << ";\n"
-         << "    location / {\n"
-         << "      return 200 \"ok\\n\";\n"
-         << "    }\n"
-         << "  }\n"
-         << "}\n";
-    conf.close();
-    if (!conf) {
-      return absl::InternalError("cannot write " + nginx->dir_.File("nginx.conf"));
-    }
+  NginxConfig config;
+  config.listen = host.address + ":" + std::to_string(port);
+  config.access_log = true;
+  config.log_format = "$msec $remote_addr $status";  // what LabNginx::Requests() parses
+  if (absl::Status written = WriteNginxConfig(d, config); !written.ok()) {
+    return written;
   }
   // -e: nginx opens its error log before reading the config; keep that inside the temp dir too.
   absl::Status started = Start(nginx->process_, host,

@@ -23,37 +23,39 @@ NginxServer::NginxServer() : NginxServer(Options{}) {}
 
 NginxServer::NginxServer(Options options) : options_(options) {}
 
-NginxServer::~NginxServer() { Stop(); }
-
-std::string NginxServer::url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
-
-absl::Status NginxServer::WriteConfig(int port) const {
-  const std::string& d = dir_.path();
-  std::ofstream conf(dir_.File("nginx.conf"), std::ios::trunc);
+absl::Status WriteNginxConfig(const std::string& dir, const NginxConfig& config) {
+  const std::string path = dir + "/nginx.conf";
+  std::ofstream conf(path, std::ios::trunc);
   conf << "daemon off;\n"
        << "master_process on;\n"
        << "worker_processes 1;\n"
-       << "pid " << d << "/nginx.pid;\n"
-       << "error_log " << d << "/error.log warn;\n"
+       << "pid " << dir << "/nginx.pid;\n"
+       << "error_log " << dir << "/error.log warn;\n"
        << "events {\n"
        << "  worker_connections 1024;\n"
        << "}\n"
        << "http {\n"
-       << "  client_body_temp_path " << d << "/client_body;\n"
-       << "  proxy_temp_path " << d << "/proxy;\n"
-       << "  fastcgi_temp_path " << d << "/fastcgi;\n"
-       << "  uwsgi_temp_path " << d << "/uwsgi;\n"
-       << "  scgi_temp_path " << d << "/scgi;\n";
-  if (options_.access_log) {
-    conf << "  access_log " << d << "/access.log;\n";
+       << "  client_body_temp_path " << dir << "/client_body;\n"
+       << "  proxy_temp_path " << dir << "/proxy;\n"
+       << "  fastcgi_temp_path " << dir << "/fastcgi;\n"
+       << "  uwsgi_temp_path " << dir << "/uwsgi;\n"
+       << "  scgi_temp_path " << dir << "/scgi;\n";
+  if (!config.log_format.empty()) {
+    conf << "  log_format test '" << config.log_format << "';\n";
+  }
+  if (config.access_log) {
+    conf << "  access_log " << dir << "/access.log" << (config.log_format.empty() ? "" : " test")
+         << ";\n";
   } else {
     conf << "  access_log off;\n";
   }
-  conf << "  keepalive_requests " << options_.keepalive_requests << ";\n"
-       << "  keepalive_timeout 60s;\n"
+  if (config.keepalive_requests > 0) {
+    conf << "  keepalive_requests " << config.keepalive_requests << ";\n";
+  }
+  conf << "  keepalive_timeout 60s;\n"
        << "  default_type text/plain;\n"
        << "  server {\n"
-       << "    listen 127.0.0.1:" << port << ";\n"
+       << "    listen " << config.listen << ";\n"
        << "    location / {\n"
        << "      return 200 \"ok\\n\";\n"
        << "    }\n"
@@ -61,10 +63,14 @@ absl::Status NginxServer::WriteConfig(int port) const {
        << "}\n";
   conf.close();
   if (!conf) {
-    return absl::InternalError("cannot write " + dir_.File("nginx.conf"));
+    return absl::InternalError("cannot write " + path);
   }
   return absl::OkStatus();
 }
+
+NginxServer::~NginxServer() { Stop(); }
+
+std::string NginxServer::url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
 
 absl::Status NginxServer::Start() {
   if (process_ != nullptr) {
@@ -76,7 +82,11 @@ absl::Status NginxServer::Start() {
     if (port <= 0) {
       return absl::InternalError("cannot find a free loopback port");
     }
-    if (absl::Status written = WriteConfig(port); !written.ok()) {
+    NginxConfig config;
+    config.listen = "127.0.0.1:" + std::to_string(port);
+    config.access_log = options_.access_log;
+    config.keepalive_requests = options_.keepalive_requests;
+    if (absl::Status written = WriteNginxConfig(dir_.path(), config); !written.ok()) {
       return written;
     }
     auto process = std::make_unique<ChildProcess>();

@@ -9,6 +9,18 @@
 
 namespace barrage::testing {
 
+// What a test nginx's configuration varies in. Everything else (one worker, every path inside
+// the temp dir, `200 ok` for every request) is the same for every test target.
+struct NginxConfig {
+  std::string listen;          // "ADDR:PORT"
+  bool access_log = false;     // log every request to <dir>/access.log
+  std::string log_format;      // the access log's format, "" for nginx's default
+  int keepalive_requests = 0;  // requests per connection, 0 for nginx's default
+};
+
+// Writes <dir>/nginx.conf. @return Internal when the file cannot be written.
+absl::Status WriteNginxConfig(const std::string& dir, const NginxConfig& config);
+
 // A private nginx (/usr/sbin/nginx) on 127.0.0.1 that answers every request with 200 "ok\n".
 // Everything it writes (config, pid, error log, temp paths, optional access log) lives in its own
 // temp dir. Life cycle: Start() once; Stop() or the destructor ends it (SIGQUIT, then SIGKILL
@@ -45,8 +57,6 @@ class NginxServer {
   uint64_t RequestCount() const;
 
  private:
-  absl::Status WriteConfig(int port) const;
-
   Options options_;
   TempDir dir_;
   std::unique_ptr<ChildProcess> process_;
