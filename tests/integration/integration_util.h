@@ -158,6 +158,30 @@ inline std::string PercentileWord(double percentile) {
   return buffer;
 }
 
+// What the `agents` list of a distributed result adds up to.
+struct AgentsSummary {
+  double total = 0;                 // completed + failed over all agents
+  double first_send_spread_ms = 0;  // latest first send minus earliest
+};
+
+// Checks every agent of a distributed result: `expected_completed` +- `tolerance` completed
+// requests, not lost. @return their total and how far apart their first sends were.
+inline AgentsSummary CheckAgents(const Json& result, double expected_completed, double tolerance) {
+  AgentsSummary summary;
+  double first_send_min = 1e18;
+  double first_send_max = -1e18;
+  for (const Json& agent : result["agents"]) {
+    SCOPED_TRACE(agent.dump());
+    EXPECT_NEAR(NumberAt(agent, "completed"), expected_completed, tolerance);
+    EXPECT_EQ(agent["lost"], false);
+    summary.total += NumberAt(agent, "completed") + NumberAt(agent, "failed");
+    first_send_min = std::min(first_send_min, NumberAt(agent, "first_send_ms"));
+    first_send_max = std::max(first_send_max, NumberAt(agent, "first_send_ms"));
+  }
+  summary.first_send_spread_ms = first_send_max - first_send_min;
+  return summary;
+}
+
 // The stall target (tests/support/stall_target.cc) on a loopback port it picks itself.
 class StallTarget {
  public:

@@ -89,22 +89,13 @@ TEST(MultiHostTest, ThreeAgentHostsShareSixThousandRequestsPerSecond) {
 
   // Each agent: 20,000 +- 1%. The merged count is the sum of the agents' own totals.
   ASSERT_EQ((*result)["agents"].size(), 3u);
-  double agents_total = 0;
-  double first_send_min = 1e18;
-  double first_send_max = -1e18;
-  for (const Json& agent : (*result)["agents"]) {
-    SCOPED_TRACE(agent.dump());
-    EXPECT_NEAR(NumberAt(agent, "completed"), 20000, 200);
-    EXPECT_EQ(agent["lost"], false);
-    agents_total += NumberAt(agent, "completed") + NumberAt(agent, "failed");
-    first_send_min = std::min(first_send_min, NumberAt(agent, "first_send_ms"));
-    first_send_max = std::max(first_send_max, NumberAt(agent, "first_send_ms"));
-  }
+  const AgentsSummary summary = CheckAgents(*result, 20000, 200);
+  const double agents_total = summary.total;
   EXPECT_EQ(NumberAt(*result, "completed") + NumberAt(*result, "failed"), agents_total);
   std::cout << "agents: " << (*result)["agents"].dump() << "\nmerged completed "
             << NumberAt(*result, "completed") << ", agents' total " << agents_total
-            << ", first-send spread " << first_send_max - first_send_min << " ms" << std::endl;
-  EXPECT_LT(first_send_max - first_send_min, 5.0) << "the agents did not start together";
+            << ", first-send spread " << summary.first_send_spread_ms << " ms" << std::endl;
+  EXPECT_LT(summary.first_send_spread_ms, 5.0) << "the agents did not start together";
 
   // Every merged percentile against all agents' records.
   std::vector<Record> records = ReadRecords(records_path);
