@@ -12,6 +12,7 @@
 
 #include "barrage/agent/agent_service.h"
 #include "barrage/common/share_codec.h"
+#include "barrage/common/token_file.h"
 #include "grpcpp/grpcpp.h"
 
 #ifndef BARRAGE_VERSION
@@ -93,18 +94,11 @@ int Main(const std::vector<std::string>& args) {
     identity.name = host;
   }
   if (!flags.token_file.empty()) {
-    std::ifstream file(flags.token_file);
-    if (!file) {
-      return UsageError("--token-file: cannot read '" + flags.token_file + "'");
+    absl::StatusOr<std::string> token = common::ReadTokenFile(flags.token_file);
+    if (!token.ok()) {
+      return UsageError("--token-file: " + std::string(token.status().message()));
     }
-    identity.token.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    while (!identity.token.empty() &&
-           (identity.token.back() == '\n' || identity.token.back() == '\r')) {
-      identity.token.pop_back();
-    }
-    if (identity.token.empty()) {
-      return UsageError("--token-file: '" + flags.token_file + "' is empty");
-    }
+    identity.token = *token;
   }
   if (!IsLoopback(flags.listen) && identity.token.empty() && !flags.insecure) {
     return UsageError("--listen: " + flags.listen +

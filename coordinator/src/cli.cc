@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "barrage/common/token_file.h"
 #include "barrage/common/url.h"
 #include "barrage/coordinator/agent_addresses.h"
 #include "barrage/coordinator/report.h"
@@ -194,15 +195,6 @@ void CheckWritable(const std::string& flag, const std::string& path) {
     }
   }
   Fail(flag, "cannot write '" + path + "': " + std::strerror(errno));
-}
-
-std::string ReadTokenFile(const std::string& flag, const std::string& path) {
-  std::ifstream file(path);
-  if (!file) Fail(flag, "cannot read '" + path + "'");
-  std::string token((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
-  if (token.empty()) Fail(flag, "'" + path + "' is empty");
-  return token;
 }
 
 std::string ReadBodyFile(const std::string& path) {
@@ -399,7 +391,9 @@ RunOptions Build(const RawFlags& raw, unsigned default_threads) {
     } else if (flag == "--agent-weights") {
       agent_weights = value;
     } else if (flag == "--agent-token-file") {
-      options.agent_token = ReadTokenFile(spelled, value);
+      absl::StatusOr<std::string> token = common::ReadTokenFile(value);
+      if (!token.ok()) Fail(spelled, std::string(token.status().message()));
+      options.agent_token = *token;
     } else if (flag == "--lease-timeout") {
       options.lease_timeout = ParseDurationFlag(spelled, value, /*allow_zero=*/false);
     } else if (flag == "--seed") {
