@@ -1,5 +1,7 @@
 #include "barrage/common/token_file.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -13,6 +15,7 @@ std::string WriteTemp(const std::string& content) {
   char path[] = "/tmp/barrage-token-XXXXXX";
   const int fd = mkstemp(path);
   EXPECT_GE(fd, 0);
+  close(fd);
   std::ofstream(path) << content;
   return path;
 }
